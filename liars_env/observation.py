@@ -1,0 +1,91 @@
+"""The observation layout: what one seat knows, as a flat ``float32`` vector.
+
+Seats are **relative**: index 0 is the observing seat, index ``k`` the seat ``k`` places
+clockwise from it. With ``N`` players, ``D`` dice each, ``F`` faces and
+``B = N·D·F`` bid ids (see :mod:`liars_env.actions`), layout version
+:data:`OBSERVATION_VERSION` is:
+
+===============  ==========  ==========================================================
+field            size        value
+===============  ==========  ==========================================================
+own_dice         F           own dice showing each face ÷ D
+dice_left        N           dice left per relative seat ÷ D
+opener           N           one-hot: relative seat that opened this round
+palifico         1           1 in a palifico round (ones not wild, face fixed)
+current_bid      B           one-hot: the round's latest bid id (all 0 before the opening)
+current_bidder   N           one-hot: relative seat of the latest bid
+bid_history      B·N         1 at ``bid_id·N + rel_seat`` for every bid of this round
+===============  ==========  ==========================================================
+
+Bids never repeat within a round (every legal raise is a new bid), so ``bid_history``
+records the whole round: who bid what. The other players' dice are never in it.
+Checkpoints record :data:`OBSERVATION_VERSION`; a change to this table bumps it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from liars_env.engine import GameState
+from liars_env.rules import RuleSet
+
+OBSERVATION_VERSION = 1
+"""Version of the layout above; bump on any change."""
+
+
+class ObservationLayout:
+    """Offsets of the fields above for one rule set, and the encoder.
+
+    Example:
+        >>> layout = ObservationLayout(RuleSet.preset("perudo"))  # N=3, D=5, F=6
+        >>> layout.size, layout.slices["bid_history"]
+        (376, slice(106, 376, None))
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        n, d, f = rules.num_players, rules.dice_per_player, rules.faces
+        self.rules = rules
+        self.num_bids = n * d * f
+        sizes = {
+            "own_dice": f,
+            "dice_left": n,
+            "opener": n,
+            "palifico": 1,
+            "current_bid": self.num_bids,
+            "current_bidder": n,
+            "bid_history": self.num_bids * n,
+        }
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, size in sizes.items():
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+        self._off = {name: s.start for name, s in self.slices.items()}
+
+    def encode(self, state: GameState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (a fresh array each call)."""
+        rules = self.rules
+        n, f = rules.num_players, rules.faces
+        inv_d = 1.0 / rules.dice_per_player
+        off = self._off
+        obs = np.zeros(self.size, dtype=np.float32)
+        for die in state.dice[seat]:
+            obs[die - 1] += inv_d
+        dice_left = off["dice_left"]
+        for s, count in enumerate(state.dice_left):
+            obs[dice_left + (s - seat) % n] = count * inv_d
+        obs[off["opener"] + (state.opener - seat) % n] = 1.0
+        obs[off["palifico"]] = float(state.palifico)
+        history = off["bid_history"]
+        for bidder, quantity, face in state.bids:
+            obs[history + ((quantity - 1) * f + face - 1) * n + (bidder - seat) % n] = 1.0
+        if state.bids:
+            bidder, quantity, face = state.bids[-1]
+            obs[off["current_bid"] + (quantity - 1) * f + face - 1] = 1.0
+            obs[off["current_bidder"] + (bidder - seat) % n] = 1.0
+        return obs
+
+    def describe(self) -> list[tuple[str, int, int]]:
+        """``(field, start, size)`` rows of the layout, for docs and checkpoints."""
+        return [(name, s.start, s.stop - s.start) for name, s in self.slices.items()]
