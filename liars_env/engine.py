@@ -202,6 +202,10 @@ class LiarsDiceGame:
         """
         rules = self.rules
         n = rules.num_players
+        if dice is not None and (
+            isinstance(dice, (str, bytes)) or not isinstance(dice, Sequence) or len(dice) != n
+        ):
+            raise ValueError(f"dice must be a list of {n} hands (one per seat), got {dice!r}")
         if dice_left is None:
             dice_left = [len(h) for h in dice] if dice is not None else [rules.dice_per_player] * n
         dice_left = _int_list(dice_left, "dice_left", n, 0, rules.dice_per_player)
@@ -227,9 +231,7 @@ class LiarsDiceGame:
         return state
 
     def _check_dice(self, dice: Sequence[Sequence[int]], dice_left: list[int]) -> list[list[int]]:
-        n, faces = self.rules.num_players, self.rules.faces
-        if not isinstance(dice, Sequence) or len(dice) != n:
-            raise ValueError(f"dice must be a list of {n} hands (one per seat), got {dice!r}")
+        faces = self.rules.faces
         hands = []
         for seat, hand in enumerate(dice):
             if not isinstance(hand, Sequence) or len(hand) != dice_left[seat]:
