@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers import bid, scripted
+
 from liars_env import IllegalActionError, RuleSet
 from liars_env.rules import count_matches, is_legal_bid
 
@@ -108,7 +108,8 @@ SANFORD = RuleSet.preset("sanford")
 
 
 @pytest.mark.parametrize(
-    "proposed, legal", [((4, 4), True), ((3, 5), True), ((4, 5), True), ((2, 6), False), ((4, 2), False)]
+    "proposed, legal",
+    [((4, 4), True), ((3, 5), True), ((4, 5), True), ((2, 6), False), ((4, 2), False)],
 )
 def test_case_8_sanford_raises(proposed, legal):
     assert is_legal_bid(SANFORD, (3, 4), proposed, cap=15) is legal
@@ -190,7 +191,8 @@ def test_case_13_palifico_round():
 
 # --- case 14: spot on (seed 002) -------------------------------------------------------------
 @pytest.mark.parametrize(
-    "quantity, losers, dice_left", [(6, (0, 1), [4, 4, 5]), (5, (2,), [5, 5, 4]), (7, (2,), [5, 5, 4])]
+    "quantity, losers, dice_left",
+    [(6, (0, 1), [4, 4, 5]), (5, (2,), [5, 5, 4]), (7, (2,), [5, 5, 4])],
 )
 def test_case_14_spot_on(quantity, losers, dice_left):
     game, state, rng = scripted(RuleSet.preset("common_hand_spot_on"), A_B_C)

@@ -7,10 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import preset_grid
 from pettingzoo.test import api_test, seed_test
 
 import liars_env
-from helpers import preset_grid
 from liars_env import PRESETS, IllegalActionError, RuleSet, liars_dice_v0
 
 A_B_C = [[1, 2, 3, 4, 6], [1, 2, 2, 5, 6], [2, 3, 4, 5, 6]]
@@ -92,7 +92,9 @@ def test_observe_fresh_arrays_masks_and_hidden_dice():
     e2 = liars_env.env("perudo")
     e2.reset(seed=0, options={"dice": other, "first_player": "player_0"})
     np.testing.assert_array_equal(obs["observation"], e2.observe("player_0")["observation"])
-    assert not np.array_equal(e.observe("player_1")["observation"], e2.observe("player_1")["observation"])
+    assert not np.array_equal(
+        e.observe("player_1")["observation"], e2.observe("player_1")["observation"]
+    )
 
 
 def test_observation_holds_the_whole_round_history():
@@ -117,8 +119,14 @@ def test_observation_holds_the_whole_round_history():
 
 def test_round_result_info_rewards_and_termination():
     e = liars_env.env("perudo", num_players=3)
-    e.reset(seed=0, options={"dice": [[6], [1, 2, 2, 5, 6], [2]], "dice_left": [1, 5, 1],
-                             "first_player": "player_0"})
+    e.reset(
+        seed=0,
+        options={
+            "dice": [[6], [1, 2, 2, 5, 6], [2]],
+            "dice_left": [1, 5, 1],
+            "first_player": "player_0",
+        },
+    )
     e.step(e.unwrapped.bid_action(5, 6))  # false: only 6, 6 and a wild one
     e.step(e.unwrapped.challenge_action)
     info = e.infos["player_2"]["round_result"]
@@ -244,7 +252,10 @@ def test_endgame_reset_options():
         ({"num_players": 9}, "RuleSet.num_players must be an int from 2 to 8, got 9"),
         ({"faces": 1}, "RuleSet.faces must be an int from 2 to 9, got 1"),
         ({"dice_per_player": 0}, "RuleSet.dice_per_player must be an int from 1 to 10"),
-        ({"ones": "sometimes"}, "RuleSet.ones must be one of 'natural', 'wild', 'wild_convertible'"),
+        (
+            {"ones": "sometimes"},
+            "RuleSet.ones must be one of 'natural', 'wild', 'wild_convertible'",
+        ),
         ({"bid_cap": "yes"}, "RuleSet.bid_cap must be True or False, got 'yes'"),
         ({"exact_call": "bullseye"}, "RuleSet.exact_call must be one of"),
         ({"num_players": 3.0}, "must be an int"),

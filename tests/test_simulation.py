@@ -12,10 +12,10 @@ import json
 
 import numpy as np
 import pytest
+from helpers import preset_grid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import preset_grid
 from liars_env import PRESETS, GameState, LiarsDiceGame, RuleSet
 from liars_env.rules import PRESET_PLAYERS, bid_cap, count_matches, is_legal_bid
 
@@ -113,7 +113,11 @@ def test_table_equals_rule_function_for_small_variants():
                 prev = None if row == 0 else codec.decode_bid(row - 1)
                 for col in range(codec.num_bids):
                     expected = is_legal_bid(
-                        rules, prev, codec.decode_bid(col), palifico=palifico, cap=rules.max_quantity
+                        rules,
+                        prev,
+                        codec.decode_bid(col),
+                        palifico=palifico,
+                        cap=rules.max_quantity,
                     )
                     assert table[row, col] == expected
 

@@ -1,0 +1,219 @@
+"""Heuristic bots that reason with exact bid probabilities.
+
+:class:`ProbabilisticAgent` knows only its own dice: the unseen dice are independent
+and each matches with probability 1/F (2/F for a face with wild ones in force). It
+challenges a bid that is unlikely enough, otherwise makes the legal raise it believes
+most (conversions to and from ones included), sometimes bluffs, and makes the exact call
+when that is its best bet.
+
+:class:`BayesianAgent` also reads the opponents' bids as evidence about their dice: an
+opponent who bid a face this round is taken to hold more of it (an exponential tilt of
+the binomial prior, per bid), and one who bid other faces slightly fewer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from liars_env.agents.base import PlayerView
+from liars_env.agents.probability import (
+    binomial_pmf,
+    binomial_tail,
+    count_pmf,
+    match_probability,
+)
+from liars_env.rules import counts_as_match
+
+
+@dataclass(frozen=True)
+class ProbabilisticParams:
+    """Settings of the probabilistic bots."""
+
+    challenge_threshold: float = 0.5
+    """Challenge when the current bid holds with less than this probability."""
+    bluff_rate: float = 0.0
+    """Chance of a bluff: a random legal raise the bot does not believe most."""
+    exact_threshold: float = 0.3
+    """Make the exact call when it is right with at least this probability (and is the
+    best bet of all the options)."""
+    evidence: float = 0.0
+    """Bayesian weight of an opponent's bid on a face (log-odds per matching die)."""
+    counter_evidence: float = 0.0
+    """Bayesian weight against a face for each of the opponent's bids on other faces."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ValueError(f"{f.name} must be a number, got {value!r}")
+        for name in ("challenge_threshold", "bluff_rate", "exact_threshold"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)!r}")
+
+
+BOT_PRESETS: dict[str, ProbabilisticParams] = {
+    "probabilistic": ProbabilisticParams(challenge_threshold=0.5, bluff_rate=0.05),
+    "cautious": ProbabilisticParams(challenge_threshold=0.6, bluff_rate=0.0, exact_threshold=0.4),
+    "bold": ProbabilisticParams(challenge_threshold=0.35, bluff_rate=0.2, exact_threshold=0.25),
+    "bayes": ProbabilisticParams(
+        challenge_threshold=0.5, bluff_rate=0.05, evidence=1.0, counter_evidence=0.15
+    ),
+}
+"""Named bots: ``probabilistic`` (the default), ``cautious``, ``bold`` and the Bayesian
+``bayes`` (the stronger baseline)."""
+
+
+class ProbabilisticAgent:
+    """A bot that acts on the exact probability of bids from its own dice.
+
+    Args:
+        params: Its settings (default: the ``probabilistic`` preset).
+        seed: Seeds the bluffs.
+        name: Display name.
+    """
+
+    def __init__(
+        self,
+        params: ProbabilisticParams | None = None,
+        seed: int | None = None,
+        name: str = "probabilistic",
+    ) -> None:
+        self.params = params or BOT_PRESETS["probabilistic"]
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseeds the bluffs."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    # ---------------------------------------------------------------- beliefs
+    def counted_seats(self, view: PlayerView, bidder: int) -> list[int]:
+        """Seats whose dice a bid by ``bidder`` is about."""
+        if view.rules.hand == "individual":
+            return [bidder]
+        return [s for s, n in enumerate(view.dice_left) if n > 0]
+
+    def count_distribution(self, view: PlayerView, face: int, bidder: int) -> np.ndarray:
+        """``P(count == c)`` at a reveal of a bid on ``face`` by ``bidder``."""
+        counted = self.counted_seats(view, bidder)
+        return count_pmf(
+            view.rules,
+            face,
+            own_dice=view.dice,
+            own_counted=view.seat in counted,
+            unseen_dice=sum(view.dice_left[s] for s in counted if s != view.seat),
+            palifico=view.palifico,
+        )
+
+    def tail_table(self, view: PlayerView, bidder: int) -> np.ndarray:
+        """``T[f, q] = P(count >= q)`` for a bid on face ``f`` by ``bidder``.
+
+        Shape ``(F + 1, Q + 2)``; row 0 is unused. Equal to the tails of
+        :meth:`count_distribution`, computed without building every pmf.
+        """
+        rules = view.rules
+        width = rules.max_quantity + 2
+        table = np.zeros((rules.faces + 1, width))
+        counted = self.counted_seats(view, bidder)
+        own = view.seat in counted
+        unseen = sum(view.dice_left[s] for s in counted if s != view.seat)
+        faces_held = np.bincount(view.dice, minlength=rules.faces + 1) if own else None
+        wild = rules.ones_wild and not view.palifico
+        q = np.arange(width)
+        for face in range(1, rules.faces + 1):
+            known = 0
+            if own:
+                known = int(faces_held[face]) + (int(faces_held[1]) if wild and face != 1 else 0)
+            p = match_probability(rules, face, palifico=view.palifico)
+            btail = binomial_tail(unseen, p)
+            table[face] = btail[np.clip(q - known, 0, unseen + 1)]
+        return table
+
+    # ---------------------------------------------------------------- decisions
+    def act(self, view: PlayerView) -> int:
+        """Challenges, calls exact or raises (see the module docstring)."""
+        codec, params = view.codec, self.params
+        bid_ids = np.flatnonzero(view.mask[: codec.num_bids])
+        mine = self.tail_table(view, view.seat)
+        best_raise, p_raise = None, -1.0
+        if len(bid_ids):
+            raise_p = mine[codec.bid_face[bid_ids], codec.bid_quantity[bid_ids]]
+            p_raise = float(raise_p.max())
+            best_raise = int(bid_ids[np.flatnonzero(raise_p >= p_raise - 1e-9)[-1]])
+            if self.rng.random() < params.bluff_rate:
+                return int(bid_ids[self.rng.integers(min(len(bid_ids), 2 * codec.faces))])
+        if view.current_bid is None:
+            return best_raise
+        bidder, quantity, face = view.bids[-1]
+        current = mine if view.rules.hand == "common" else self.tail_table(view, bidder)
+        p_true = float(current[face, quantity])
+        if codec.exact is not None and self._exact_worthwhile(view):
+            p_exact = p_true - float(current[face, quantity + 1])
+            if p_exact >= params.exact_threshold and p_exact >= max(1 - p_true, p_raise):
+                return codec.exact
+        if best_raise is None or p_true < params.challenge_threshold or p_raise < 1 - p_true:
+            return codec.challenge
+        return best_raise
+
+    def _exact_worthwhile(self, view: PlayerView) -> bool:
+        # calza at full dice cannot gain anything and risks a die
+        return not (
+            view.rules.exact_call == "calza"
+            and view.dice_left[view.seat] >= view.rules.dice_per_player
+        )
+
+
+class BayesianAgent(ProbabilisticAgent):
+    """A probabilistic bot that updates its beliefs on the opponents' bids this round.
+
+    For a face ``f`` and an opponent with ``n`` dice, the prior on its matching dice
+    ``k`` is Binomial(``n``, p); each of its bids on ``f`` multiplies the weight of ``k``
+    by ``exp(evidence·k)``, each of its bids on another face by
+    ``exp(−counter_evidence·k)``. The count distribution is the viewer's own matches
+    plus the convolution of the opponents' posteriors.
+    """
+
+    def __init__(
+        self,
+        params: ProbabilisticParams | None = None,
+        seed: int | None = None,
+        name: str = "bayes",
+    ) -> None:
+        super().__init__(params or BOT_PRESETS["bayes"], seed=seed, name=name)
+
+    def count_distribution(self, view: PlayerView, face: int, bidder: int) -> np.ndarray:
+        """Posterior ``P(count == c)`` given the opponents' bids this round."""
+        rules, params = view.rules, self.params
+        counted = self.counted_seats(view, bidder)
+        p = match_probability(rules, face, palifico=view.palifico)
+        known = 0
+        if view.seat in counted:
+            known = sum(counts_as_match(rules, d, face, palifico=view.palifico) for d in view.dice)
+        total = np.zeros(known + 1)
+        total[known] = 1.0
+        for seat in counted:
+            if seat == view.seat:
+                continue
+            n = view.dice_left[seat]
+            same = sum(1 for s, _, f in view.bids if s == seat and f == face)
+            other = sum(1 for s, _, f in view.bids if s == seat and f != face)
+            weight = params.evidence * same - params.counter_evidence * other
+            posterior = binomial_pmf(n, p)
+            if weight:
+                posterior = posterior * np.exp(weight * np.arange(n + 1))
+                posterior /= posterior.sum()
+            total = np.convolve(total, posterior)
+        return total
+
+    def tail_table(self, view: PlayerView, bidder: int) -> np.ndarray:
+        """Tails of the posterior :meth:`count_distribution` for every face."""
+        rules = view.rules
+        table = np.zeros((rules.faces + 1, rules.max_quantity + 2))
+        for face in range(1, rules.faces + 1):
+            pmf = self.count_distribution(view, face, bidder)
+            at_least = np.cumsum(pmf[::-1])[::-1]
+            table[face, : len(at_least)] = np.minimum(at_least, 1.0)
+        return table

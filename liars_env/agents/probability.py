@@ -1,0 +1,108 @@
+"""Exact probabilities of bids from one player's point of view.
+
+A die that the viewer cannot see matches face ``f`` with probability ``1/F``, or ``2/F``
+when wild ones are in force and ``f`` is not 1 (never in a palifico round). The number
+of matches among ``u`` unseen dice is Binomial(``u``, p); adding the viewer's own
+matches gives the distribution of the count at a reveal.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from math import comb
+
+import numpy as np
+
+from liars_env.rules import RuleSet, counts_as_match
+
+
+def match_probability(rules: RuleSet, face: int, *, palifico: bool) -> float:
+    """Chance that one unseen die counts toward a bid on ``face``.
+
+    Example:
+        >>> perudo = RuleSet.preset("perudo")
+        >>> [round(match_probability(perudo, 4, palifico=p), 4) for p in (False, True)]
+        [0.3333, 0.1667]
+    """
+    wild = face != 1 and rules.ones_wild and not palifico
+    return (2 if wild else 1) / rules.faces
+
+
+@lru_cache(maxsize=4096)
+def binomial_pmf(n: int, p: float) -> np.ndarray:
+    """``P(X = k)`` for ``k = 0..n``, ``X ~ Binomial(n, p)`` (read-only, cached).
+
+    Example:
+        >>> binomial_pmf(2, 0.5).tolist()
+        [0.25, 0.5, 0.25]
+    """
+    k = np.arange(n + 1)
+    pmf = np.array([comb(n, int(i)) for i in k], dtype=float) * p**k * (1 - p) ** (n - k)
+    pmf.flags.writeable = False
+    return pmf
+
+
+@lru_cache(maxsize=4096)
+def binomial_tail(n: int, p: float) -> np.ndarray:
+    """``P(X >= k)`` for ``k = 0..n+1``, ``X ~ Binomial(n, p)`` (read-only, cached).
+
+    Example:
+        >>> binomial_tail(2, 0.5).tolist()
+        [1.0, 0.75, 0.25, 0.0]
+    """
+    out = np.zeros(n + 2)
+    out[:-1] = np.minimum(np.cumsum(binomial_pmf(n, p)[::-1])[::-1], 1.0)
+    out.flags.writeable = False
+    return out
+
+
+def count_pmf(
+    rules: RuleSet,
+    face: int,
+    *,
+    own_dice: tuple[int, ...] | list[int],
+    own_counted: bool,
+    unseen_dice: int,
+    palifico: bool,
+) -> np.ndarray:
+    """Distribution of the count at a reveal, from one player's point of view.
+
+    Args:
+        rules: The variant.
+        face: The bid's face.
+        own_dice: The viewer's faces.
+        own_counted: Whether the viewer's dice are counted (always, but for an
+            ``individual`` bid by someone else).
+        unseen_dice: Counted dice the viewer cannot see.
+        palifico: Whether the round is palifico.
+
+    Returns:
+        ``pmf[c] = P(count == c)`` for ``c = 0..known + unseen_dice``.
+
+    Example:
+        >>> perudo = RuleSet.preset("perudo")
+        >>> pmf = count_pmf(perudo, 4, own_dice=(1, 4, 6), own_counted=True,
+        ...                 unseen_dice=1, palifico=False)
+        >>> pmf.round(3).tolist()  # two known matches, one unseen die at 1/3
+        [0.0, 0.0, 0.667, 0.333]
+    """
+    known = 0
+    if own_counted:
+        known = sum(counts_as_match(rules, d, face, palifico=palifico) for d in own_dice)
+    pmf = np.zeros(known + unseen_dice + 1)
+    pmf[known:] = binomial_pmf(unseen_dice, match_probability(rules, face, palifico=palifico))
+    return pmf
+
+
+def probability_at_least(pmf: np.ndarray, quantity: int) -> float:
+    """``P(count >= quantity)`` for a pmf."""
+    if quantity <= 0:
+        return 1.0
+    if quantity >= len(pmf):
+        return 0.0
+    return float(pmf[quantity:].sum())
+
+
+def probability_exactly(pmf: np.ndarray, quantity: int) -> float:
+    """``P(count == quantity)`` for a pmf."""
+    return float(pmf[quantity]) if 0 <= quantity < len(pmf) else 0.0

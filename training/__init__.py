@@ -1,0 +1,1 @@
+"""Self-play training and evaluation for liars-dice (PyTorch)."""
