@@ -1,0 +1,104 @@
+"""Decisions per second of the batched engine vs OpenSpiel's ``liars_dice`` via pyspiel.
+
+Each batched step samples one random legal action per game from the mask and steps
+every game; observations and masks are produced every step (they are part of what is
+timed). The peer is OpenSpiel's C++ ``liars_dice`` (2 players, 5 dice) driven from Python
+with ``pyspiel``, one game at a time, timed both bare (``legal_actions`` only) and with
+``observation_tensor()`` every decision (the same work our engine does). Every figure is
+the median of several interleaved repeats.
+
+Run: ``python benchmarks/batched_throughput.py [--seconds 2] [--repeats 3] [--device cpu]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import torch
+
+from liars_env.batched import BatchedEnv, sample_legal
+
+
+def batched_rate(players: int, batch: int, seconds: float, device: str) -> float:
+    """Decisions per second of random masked play at one batch size."""
+    env = BatchedEnv(
+        "perudo", num_envs=batch, num_players=players, device=device, seed=0, check_actions=False
+    )
+    _, mask = env.reset()
+    gen = torch.Generator(device=device).manual_seed(0)
+    for _ in range(5):  # warm-up
+        _, mask, _, _, _ = env.step(sample_legal(mask, gen))
+    steps = 0
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _, mask, _, _, _ = env.step(sample_legal(mask, gen))
+        steps += 1
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return steps * batch / (time.perf_counter() - start)
+
+
+def pyspiel_rate(seconds: float, observe: bool) -> float:
+    """Decisions per second of OpenSpiel liars_dice (2 players, 5 dice) from Python."""
+    import pyspiel
+
+    game = pyspiel.load_game("liars_dice", {"numdice": 5, "players": 2})
+    rng = random.Random(0)
+    decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                continue
+            if observe:
+                state.observation_tensor()
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.randrange(len(legal))])
+            decisions += 1
+    return decisions / (time.perf_counter() - start)
+
+
+def main() -> None:
+    """Runs the benchmark and prints medians and ratios to pyspiel."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--batches", type=int, nargs="+", default=[256, 4096, 16384])
+    parser.add_argument("--players", type=int, nargs="+", default=[3, 6])
+    args = parser.parse_args()
+    runs: dict[str, list[float]] = {}
+    for _ in range(args.repeats):
+        for players in args.players:
+            for batch in args.batches:
+                key = f"batched perudo {players}p, batch {batch} ({args.device})"
+                runs.setdefault(key, []).append(
+                    batched_rate(players, batch, args.seconds, args.device)
+                )
+        try:
+            runs.setdefault("pyspiel liars_dice 2p (bare)", []).append(
+                pyspiel_rate(args.seconds, observe=False)
+            )
+            runs.setdefault("pyspiel liars_dice 2p (+observation)", []).append(
+                pyspiel_rate(args.seconds, observe=True)
+            )
+        except ImportError as exc:  # pragma: no cover - optional peer
+            print(f"(skipping pyspiel: {exc})")
+    medians = {k: statistics.median(v) for k, v in runs.items()}
+    peer = medians.get("pyspiel liars_dice 2p (bare)")
+    print(f"{'configuration':<46}{'decisions/s (median)':>22}{'vs pyspiel bare':>17}")
+    for key, value in medians.items():
+        ratio = f"{value / peer:.2f}x" if peer else "-"
+        print(f"{key:<46}{value:>22,.0f}{ratio:>17}")
+
+
+if __name__ == "__main__":
+    main()

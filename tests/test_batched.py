@@ -1,0 +1,142 @@
+"""The batched engine, step by step against the scalar engine, on every preset it covers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import preset_grid
+from liars_env import IllegalActionError, LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.batched import BatchedEnv, sample_legal
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+GRID = [(n, p) for n, p in preset_grid(players=(2, 3, 4, 6)) if n != "individual_hand"]
+
+
+def scalar_from_batch(game, env, i, rng):
+    """A scalar game state with game ``i``'s dice, dice left and first player."""
+    left = env.dice_left[i].tolist()
+    dice = [env.dice[i, s, : left[s]].tolist() for s in range(env.num_players)]
+    return game.new_game(rng, dice=dice, dice_left=left, first_player=int(env.current_player[i]))
+
+
+def run_differential(rules, device, num_envs, steps, seed):
+    """Steps a batch and one scalar game per slot with the same dice and actions.
+
+    Returns the number of finished games; asserts equality at every step.
+    """
+    players = rules.num_players
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    env = BatchedEnv(rules, num_envs=num_envs, device=device, seed=seed)
+    rng = np.random.default_rng(0)  # scalar engine rolls are overwritten by the batch's
+    obs, mask = env.reset()
+    states = [scalar_from_batch(game, env, i, rng) for i in range(num_envs)]
+    gen = torch.Generator(device=device).manual_seed(seed + 1)
+    games_done = 0
+    for _ in range(steps):
+        actions = sample_legal(mask, gen)
+        obs_np, mask_np = obs.cpu().numpy(), mask.cpu().numpy()
+        bids = env.current_bid.tolist()
+        public = (env.dice_left.tolist(), env.current_player.tolist(), env.opener.tolist(),
+                  env.palifico.tolist())
+        for i, state in enumerate(states):
+            assert [col[i] for col in public] == [
+                state.dice_left, state.current_player, state.opener, state.palifico
+            ]
+            assert bids[i] == list(state.current_bid or (0, 0))
+            np.testing.assert_array_equal(mask_np[i], game.legal_mask(state) > 0)
+            np.testing.assert_array_equal(obs_np[i], layout.encode(state, state.current_player))
+        results = [game.apply(s, a, rng) for s, a in zip(states, actions.tolist(), strict=True)]
+        obs, mask, rewards, dones, info = env.step(actions)
+        info = {k: v.tolist() for k, v in info.items()}
+        rewards_np, dones_l = rewards.cpu().numpy(), dones.tolist()
+        for i, result in enumerate(results):
+            assert info["called"][i] == (result is not None)
+            if result is None:
+                assert not dones_l[i] and not rewards_np[i].any()
+                continue
+            seats = lambda flags: [s for s, f in enumerate(flags) if f]  # noqa: E731
+            assert info["count"][i] == result.count
+            assert seats(info["lost"][i]) == sorted(result.losers)
+            assert seats(info["gained"][i]) == sorted(result.gainers)
+            assert seats(info["eliminated"][i]) == sorted(result.eliminated)
+            expected = np.zeros(players, dtype=np.float32)
+            expected[list(result.eliminated)] = -1.0 / (players - 1)
+            if states[i].is_over:
+                expected[states[i].winner] += 1.0
+            np.testing.assert_allclose(rewards_np[i], expected, atol=1e-6)
+            assert dones_l[i] == states[i].is_over
+            if states[i].is_over:
+                games_done += 1
+                assert info["winner"][i] == states[i].winner
+                states[i] = scalar_from_batch(game, env, i, rng)
+            else:
+                assert info["winner"][i] == -1
+                left = states[i].dice_left
+                states[i].dice = [env.dice[i, s, : left[s]].tolist() for s in range(players)]
+    return games_done
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name, players", GRID)
+def test_differential_against_the_scalar_engine(name, players, device):
+    # small, fast variant for CI; the slow test below plays thousands of games
+    rules = RuleSet.preset(name, num_players=players, dice_per_player=3)
+    done = run_differential(rules, device, num_envs=24, steps=150, seed=players)
+    assert done >= 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name, players", GRID)
+def test_differential_thousands_of_games(name, players, device):
+    rules = RuleSet.preset(name, num_players=players)
+    done = run_differential(rules, device, num_envs=128, steps=1000, seed=players)
+    assert done >= 1000 // players
+
+
+def test_sample_legal_only_picks_legal_actions_and_covers_them():
+    mask = torch.zeros((4, 10), dtype=torch.bool)
+    mask[0, [1, 5, 9]] = True
+    mask[1, 0] = True
+    mask[2, :] = True
+    mask[3, [3, 4]] = True
+    gen = torch.Generator().manual_seed(0)
+    seen = [set() for _ in range(4)]
+    for _ in range(300):
+        a = sample_legal(mask, gen)
+        assert mask[torch.arange(4), a].all()
+        for i, x in enumerate(a.tolist()):
+            seen[i].add(x)
+    assert seen == [{1, 5, 9}, {0}, set(range(10)), {3, 4}]
+
+
+def test_illegal_actions_raise_and_bad_arguments():
+    env = BatchedEnv("perudo", num_envs=4, seed=0)
+    env.reset()
+    with pytest.raises(IllegalActionError, match="game 0: action 90 is not legal"):
+        env.step(torch.full((4,), env.codec.challenge))  # no opening challenge
+    with pytest.raises(ValueError, match="actions must have shape \\(4,\\)"):
+        env.step(torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="hand='individual'"):
+        BatchedEnv("individual_hand", num_envs=4)
+    with pytest.raises(ValueError, match="num_envs must be a positive int"):
+        BatchedEnv("perudo", num_envs=0)
+
+
+def test_same_seed_same_games():
+    def run(seed):
+        env = BatchedEnv("perudo_calza", num_envs=16, seed=seed)
+        obs, mask = env.reset()
+        gen = torch.Generator().manual_seed(0)
+        total = torch.zeros(16, 3)
+        for _ in range(200):
+            obs, mask, rewards, dones, _ = env.step(sample_legal(mask, gen))
+            total += rewards
+        return obs, total
+
+    a, b, c = run(3), run(3), run(4)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    assert not torch.equal(a[0], c[0])
+    assert torch.allclose(a[1].sum(1), torch.zeros(16), atol=1e-5)  # zero-sum
