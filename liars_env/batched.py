@@ -214,7 +214,7 @@ class BatchedEnv:
 
         The bid fields must have been cleared (see :meth:`_clear_round_bids`).
         """
-        r, p, off = self.rules, self.num_players, self._off
+        p, off = self.num_players, self._off
         dice = self.dice[rows]  # (n, P, D)
         counts = (dice[:, :, :, None] == self._faces).sum(2)  # (n, P, F)
         dice_left = self.dice_left[rows][:, self._rotation]  # (n, P, P)
@@ -301,7 +301,7 @@ class BatchedEnv:
         Raises:
             IllegalActionError: if ``check_actions`` and some action is not legal.
         """
-        r, codec, p = self.rules, self.codec, self.num_players
+        r, codec = self.rules, self.codec
         actions = torch.as_tensor(actions, device=self.device).long()
         if actions.shape != (self.num_envs,):
             raise ValueError(
@@ -342,10 +342,7 @@ class BatchedEnv:
         seat_is = self._seats == cur[:, None]  # (B, P): the caller
         bidder_is = self._seats == bidder[:, None]
         active = self.dice_left > 0
-        if codec.exact is None:
-            is_exact = torch.zeros_like(is_call)
-        else:
-            is_exact = actions == codec.exact
+        is_exact = torch.zeros_like(is_call) if codec.exact is None else actions == codec.exact
         is_challenge = is_call & ~is_exact
         challenge_true = count >= quantity
         lost = is_challenge[:, None] & torch.where(challenge_true[:, None], seat_is, bidder_is)

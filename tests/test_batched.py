@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from helpers import preset_grid
+
 from liars_env import IllegalActionError, LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.batched import BatchedEnv, sample_legal
 
@@ -38,11 +38,18 @@ def run_differential(rules, device, num_envs, steps, seed):
         actions = sample_legal(mask, gen)
         obs_np, mask_np = obs.cpu().numpy(), mask.cpu().numpy()
         bids = env.current_bid.tolist()
-        public = (env.dice_left.tolist(), env.current_player.tolist(), env.opener.tolist(),
-                  env.palifico.tolist())
+        public = (
+            env.dice_left.tolist(),
+            env.current_player.tolist(),
+            env.opener.tolist(),
+            env.palifico.tolist(),
+        )
         for i, state in enumerate(states):
             assert [col[i] for col in public] == [
-                state.dice_left, state.current_player, state.opener, state.palifico
+                state.dice_left,
+                state.current_player,
+                state.opener,
+                state.palifico,
             ]
             assert bids[i] == list(state.current_bid or (0, 0))
             np.testing.assert_array_equal(mask_np[i], game.legal_mask(state) > 0)
