@@ -256,6 +256,8 @@ class BatchedEnv:
 
     def _write_bids(self, rows: torch.Tensor, bids: torch.Tensor, bidders: torch.Tensor) -> None:
         """Records bids ``bids`` by seats ``bidders`` in games ``rows`` (state and obs)."""
+        if rows.numel() == 0:
+            return
         p, off, size = self.num_players, self._off, self.observation_size
         self.bidder_of_bid[rows, bids] = bidders.to(torch.int8)
         flat = self._obs.view(-1)
@@ -282,13 +284,25 @@ class BatchedEnv:
         )
         flat.index_fill_(0, set_cells.reshape(-1), 1)
 
+    def reset_games(self, rows: torch.Tensor) -> None:
+        """Abandons the games ``rows`` (a bool mask or index tensor) and starts new ones.
+
+        For training loops that stop caring about a game early (say, once the learner is
+        out); no rewards are given for the abandoned games.
+        """
+        if rows.dtype == torch.bool:
+            rows = rows.nonzero().squeeze(1)
+        self._new_games(rows.to(self.device))
+
     def step(
-        self, actions: torch.Tensor
+        self, actions: torch.Tensor, active: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """Applies one action per game for its acting player.
 
         Args:
-            actions: ``(B,)`` integer action ids.
+            actions: ``(B,)`` integer action ids (ignored where ``active`` is false).
+            active: Optional ``(B,)`` bool: step only these games; the others are left
+                exactly as they are (their action may be anything).
 
         Returns:
             ``obs (B, size)``, ``mask (B, A)`` for the players to act next (of the new
@@ -307,10 +321,15 @@ class BatchedEnv:
             raise ValueError(
                 f"actions must have shape ({self.num_envs},), got {tuple(actions.shape)}"
             )
+        if active is not None:
+            active = torch.as_tensor(active, device=self.device, dtype=torch.bool)
+            actions = torch.where(active, actions, 0)
         if self.check_actions:
             in_range = (actions >= 0) & (actions < self.num_actions)
             legal = self.legal_mask().gather(1, actions.clamp(0, self.num_actions - 1)[:, None])
             bad = ~(in_range & legal.squeeze(1))
+            if active is not None:
+                bad &= active
             if bool(bad.any()):
                 i = int(bad.nonzero()[0, 0])
                 raise IllegalActionError(
@@ -320,6 +339,9 @@ class BatchedEnv:
         cur = self.current_player
         is_bid = actions < codec.num_bids
         is_call = ~is_bid
+        if active is not None:
+            is_bid &= active
+            is_call &= active
 
         # --- bids: record and pass the turn
         bid_rows = is_bid.nonzero().squeeze(1)

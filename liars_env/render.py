@@ -9,12 +9,29 @@ from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.rules import counts_as_match
 
 
+def _says(name: str, verb: str) -> str:
+    """``name`` with ``verb`` agreeing: "player_1 loses", "you lose"."""
+    if name.lower() != "you":
+        return f"{name} {verb}"
+    plural = {
+        "challenges": "challenge",
+        "calls": "call",
+        "loses": "lose",
+        "regains": "regain",
+        "opens": "open",
+        "is": "are",
+    }
+    head, _, rest = verb.partition(" ")
+    return f"{name} {plural.get(head, head)}{' ' + rest if rest else ''}"
+
+
 def render_reveal(result: RoundResult, game: LiarsDiceGame, names: Sequence[str]) -> list[str]:
     """Lines describing a reveal: every hand, the count (wild ones marked ``*``), losses."""
     quantity, face = result.bid
     what = "challenges" if result.call == "challenge" else "calls exact on"
     lines = [
-        f"{names[result.caller]} {what} {names[result.bidder]}'s {describe_bid(quantity, face)}"
+        f"{_says(names[result.caller], what)} {names[result.bidder]}'s "
+        f"{describe_bid(quantity, face)}"
     ]
     for seat, hand in result.dice.items():
         counted = seat in result.counted_seats
@@ -26,12 +43,16 @@ def render_reveal(result: RoundResult, game: LiarsDiceGame, names: Sequence[str]
         lines.append(f"  {names[seat]:>10}: {''.join(shown)}")
     lines.append(f"  count of {face}s: {result.count} (bid {quantity})")
     for seat in result.losers:
-        out = " and is out" if seat in result.eliminated else ""
-        lines.append(f"  {names[seat]} loses a die{out}")
+        out = (
+            f" and {'are' if names[seat] == 'you' else 'is'} out"
+            if seat in result.eliminated
+            else ""
+        )
+        lines.append(f"  {_says(names[seat], 'loses')} a die{out}")
     for seat in result.gainers:
-        lines.append(f"  {names[seat]} regains a die")
+        lines.append(f"  {_says(names[seat], 'regains')} a die")
     if result.next_opener is not None:
-        lines.append(f"  {names[result.next_opener]} opens the next round")
+        lines.append(f"  {_says(names[result.next_opener], 'opens')} the next round")
     return lines
 
 

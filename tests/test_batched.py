@@ -147,3 +147,53 @@ def test_same_seed_same_games():
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
     assert not torch.equal(a[0], c[0])
     assert torch.allclose(a[1].sum(1), torch.zeros(16), atol=1e-5)  # zero-sum
+
+
+@pytest.mark.parametrize("bot", ["probabilistic", "cautious", "bold"])
+@pytest.mark.parametrize("name, players", [(n, p) for n, p in GRID if p in (2, 3)])
+def test_batched_bot_matches_the_scalar_bot(name, players, bot):
+    from liars_env.agents import ProbabilisticAgent, view_of
+    from liars_env.agents.probabilistic import BOT_PRESETS
+    from liars_env.batched_bots import BatchedProbabilisticBot
+
+    rules = RuleSet.preset(name, num_players=players)
+    params = BOT_PRESETS[bot].__class__(**{**BOT_PRESETS[bot].__dict__, "bluff_rate": 0.0})
+    env = BatchedEnv(rules, num_envs=32, seed=1)
+    batched = BatchedProbabilisticBot(env, params)
+    scalar = ProbabilisticAgent(params)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(0)
+    obs, mask = env.reset()
+    states = [scalar_from_batch(game, env, i, rng) for i in range(32)]
+    gen = torch.Generator().manual_seed(2)
+    for step in range(60):
+        rows = torch.arange(32)
+        chosen = batched.act(mask, rows)
+        for i, state in enumerate(states):
+            assert int(chosen[i]) == scalar.act(view_of(game, layout, state)), (step, i)
+        # mix in random moves so that the bots meet every kind of situation
+        actions = torch.where(torch.rand(32, generator=gen) < 0.5, chosen, sample_legal(mask, gen))
+        for s, a in zip(states, actions.tolist(), strict=True):
+            game.apply(s, a, rng)
+        obs, mask, _, dones, info = env.step(actions)
+        for i in range(32):
+            if dones[i]:
+                states[i] = scalar_from_batch(game, env, i, rng)
+            elif info["called"][i]:
+                left = states[i].dice_left
+                states[i].dice = [env.dice[i, s, : left[s]].tolist() for s in range(players)]
+
+
+def test_partial_steps_leave_inactive_games_alone():
+    env = BatchedEnv("perudo", num_envs=8, seed=0)
+    obs, mask = env.reset()
+    gen = torch.Generator().manual_seed(0)
+    active = torch.tensor([True, False] * 4)
+    before = (env.dice.clone(), env.current_player.clone(), obs.clone())
+    obs2, mask2, rewards, dones, info = env.step(sample_legal(mask, gen), active=active)
+    assert torch.equal(env.dice[~active], before[0][~active])
+    assert torch.equal(env.current_player[~active], before[1][~active])
+    assert torch.equal(obs2[~active], before[2][~active])
+    assert not torch.equal(env.current_player[active], before[1][active])
+    env.reset_games(torch.tensor([0, 2]))
+    assert (env.bid_id[[0, 2]] == -1).all() and (env.dice_left[[0, 2]] == 5).all()

@@ -1,0 +1,68 @@
+"""A trained policy as an agent: ``checkpoint:PATH`` in agent specs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from liars_env.agents.base import PlayerView
+from liars_env.policy import load_policy, masked_probabilities
+from liars_env.rules import RuleSet
+
+
+class CheckpointAgent:
+    """Plays a checkpoint's policy: samples from its masked action distribution.
+
+    Args:
+        model: The network.
+        meta: The checkpoint's ``meta.json`` content.
+        seed: Seeds the sampling.
+        greedy: Always play the most likely action instead of sampling.
+        name: Display name.
+    """
+
+    def __init__(
+        self,
+        model,
+        meta: dict,
+        seed: int | None = None,
+        greedy: bool = False,
+        name: str = "checkpoint",
+    ) -> None:
+        self.model = model
+        self.meta = meta
+        self.greedy = greedy
+        self.name = name
+        self.generator = torch.Generator()
+        self.generator.manual_seed(0 if seed is None else seed)
+
+    @classmethod
+    def load(cls, path: str | Path, rules: RuleSet, seed: int | None = None) -> CheckpointAgent:
+        """Loads ``path`` for ``rules``.
+
+        Raises:
+            CheckpointError: if it was trained for other rules or is corrupt.
+        """
+        model, meta = load_policy(path, rules)
+        return cls(model, meta, seed=seed, name=f"checkpoint:{path}")
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseeds the sampling."""
+        if seed is not None:
+            self.generator.manual_seed(seed)
+
+    def action_probabilities(self, view: PlayerView) -> torch.Tensor:
+        """The policy's probability of every action for ``view``."""
+        with torch.inference_mode():
+            obs = torch.from_numpy(view.observation)[None]
+            mask = torch.from_numpy(view.mask > 0)[None]
+            logits, _ = self.model(obs, mask)
+            return masked_probabilities(logits)[0]
+
+    def act(self, view: PlayerView) -> int:
+        """Samples (or, if greedy, picks the top) legal action."""
+        probs = self.action_probabilities(view)
+        if self.greedy:
+            return int(probs.argmax())
+        return int(torch.multinomial(probs, 1, generator=self.generator))

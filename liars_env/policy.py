@@ -1,0 +1,325 @@
+"""The policy network and the checkpoint format that trained models ship in.
+
+A checkpoint is a folder::
+
+    model.safetensors   the network weights
+    meta.json           rules, observation layout version, network shape, step, seed,
+                        package versions, evaluation figures
+    trainer_state.pt    (training runs only) optimizer, counters, RNG states, opponent
+                        pool; loaded with ``torch.load(weights_only=True)``
+
+Folders are written to a temporary name and renamed into place, so a crash never leaves
+a half-written checkpoint behind. Loading checks everything it can and raises
+:class:`CheckpointError` (a ``ValueError``) naming what is wrong: a missing or corrupt
+file, other rules, another observation layout, a network shape that does not fit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
+from liars_env.rules import RuleSet
+
+FORMAT_VERSION = 1
+"""Version of the checkpoint folder format."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: missing, corrupt or built for something else."""
+
+
+@dataclass(frozen=True)
+class NetworkShape:
+    """Sizes of a :class:`PolicyNet`."""
+
+    observation_size: int
+    num_actions: int
+    hidden_size: int = 256
+    hidden_layers: int = 2
+    bid_features: bool = False
+    """Whether the network adds :class:`BidProbabilityFeatures` to its input."""
+
+
+class BidProbabilityFeatures(nn.Module):
+    """For every bid id, the chance that it holds given only the observer's own dice.
+
+    Computed from the observation alone (own dice, dice left, palifico flag, current
+    bid), with the same binomial tails as the probabilistic bot; appended to the
+    network's input as an inductive bias. Output: ``(B, num_bids + 2)``: one probability
+    per bid id, then that of the current bid holding and of it being exact (0 before the
+    opening bid). Meant for common hands (a bid about all active dice).
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        super().__init__()
+        from liars_env.actions import ActionCodec
+        from liars_env.agents.probability import binomial_tail
+
+        layout = ObservationLayout(rules)
+        codec = ActionCodec(rules)
+        self.slices = layout.slices
+        self.dice_per_player = rules.dice_per_player
+        self.ones_wild = rules.ones_wild
+        q = rules.max_quantity
+        self.top = q + 1
+        tails = torch.zeros((2, q + 1, q + 2))
+        for c, p in enumerate((1 / rules.faces, 2 / rules.faces)):
+            for u in range(q + 1):
+                tail = torch.tensor(binomial_tail(u, p), dtype=torch.float32)
+                tails[c, u, : len(tail)] = tail
+        self.register_buffer("tails", tails, persistent=False)
+        self.register_buffer("bid_face", torch.as_tensor(codec.bid_face.copy()), persistent=False)
+        self.register_buffer(
+            "bid_quantity", torch.as_tensor(codec.bid_quantity.copy()), persistent=False
+        )
+        self.register_buffer("not_one", torch.arange(1, rules.faces + 1) != 1, persistent=False)
+        self.size = codec.num_bids + 2
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Bid probabilities for a batch of observations."""
+        sl, d = self.slices, self.dice_per_player
+        own = (obs[:, sl["own_dice"]] * d).round().long()  # (B, F)
+        total = (obs[:, sl["dice_left"]].sum(1) * d).round().long()
+        unseen = (total - own.sum(1)).clamp_min(0)
+        wild = (obs[:, sl["palifico"]].squeeze(1) < 0.5) & self.ones_wild
+        wild_face = wild[:, None] & self.not_one  # (B, F)
+        known = own + wild_face * own[:, :1]
+        face = self.bid_face - 1
+        known_b, choice_b = known[:, face], wild_face[:, face].long()
+        unseen_b = unseen[:, None].expand_as(known_b)
+        holds = self.tails[choice_b, unseen_b, (self.bid_quantity - known_b).clamp(0, self.top)]
+        after = self.tails[choice_b, unseen_b, (self.bid_quantity + 1 - known_b).clamp(0, self.top)]
+        current = obs[:, sl["current_bid"]]
+        p_true = (holds * current).sum(1, keepdim=True)
+        p_exact = ((holds - after) * current).sum(1, keepdim=True)
+        return torch.cat([holds, p_true, p_exact], dim=1)
+
+
+class PolicyNet(nn.Module):
+    """An MLP with a masked policy head and a value head over a shared torso.
+
+    Example:
+        >>> net = PolicyNet(NetworkShape(observation_size=10, num_actions=4, hidden_size=8))
+        >>> obs, mask = torch.zeros(2, 10), torch.tensor([[1, 0, 1, 0], [0, 0, 0, 1]]).bool()
+        >>> logits, value = net(obs, mask)
+        >>> masked_probabilities(logits)[1].tolist()
+        [0.0, 0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, shape: NetworkShape, rules: RuleSet | None = None) -> None:
+        super().__init__()
+        self.shape = shape
+        self.rules = rules
+        self.features = None
+        width = shape.observation_size
+        if shape.bid_features:
+            if rules is None:
+                raise ValueError("a network with bid_features needs the rules")
+            self.features = BidProbabilityFeatures(rules)
+            width += self.features.size
+        layers: list[nn.Module] = []
+        for _ in range(shape.hidden_layers):
+            layers += [nn.Linear(width, shape.hidden_size), nn.ReLU()]
+            width = shape.hidden_size
+        self.torso = nn.Sequential(*layers)
+        self.policy_head = nn.Linear(width, shape.num_actions)
+        self.value_head = nn.Linear(width, 1)
+        nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
+        nn.init.zeros_(self.policy_head.bias)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (illegal actions at the dtype's minimum) and values."""
+        if self.features is not None:
+            obs = torch.cat([obs, self.features(obs)], dim=1)
+        hidden = self.torso(obs)
+        logits = self.policy_head(hidden)
+        logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+        return logits, self.value_head(hidden).squeeze(-1)
+
+
+def masked_probabilities(logits: torch.Tensor) -> torch.Tensor:
+    """Softmax of masked logits: exactly zero on illegal actions."""
+    return torch.softmax(logits, dim=-1)
+
+
+def masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Entropy over the legal actions only (illegal ones contribute nothing)."""
+    logp = torch.log_softmax(logits, dim=-1)
+    return -(logp.exp() * logp).masked_fill(~mask, 0.0).sum(-1)
+
+
+def sample_actions(
+    logits: torch.Tensor, generator: torch.Generator | None = None, greedy: bool = False
+) -> torch.Tensor:
+    """One action per row from masked logits (the argmax when ``greedy``)."""
+    if greedy:
+        return logits.argmax(-1)
+    return torch.multinomial(masked_probabilities(logits), 1, generator=generator).squeeze(-1)
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages a checkpoint depends on."""
+    import numpy
+
+    import liars_env
+
+    return {
+        "liars_env": liars_env.__version__,
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+    }
+
+
+def build_meta(rules: RuleSet, shape: NetworkShape, **extra: Any) -> dict[str, Any]:
+    """The ``meta.json`` content for a network trained on ``rules``."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "rules": rules.to_dict(),
+        "observation_version": OBSERVATION_VERSION,
+        "network": asdict(shape),
+        "packages": package_versions(),
+        **extra,
+    }
+
+
+def write_checkpoint(
+    path: str | Path,
+    model: PolicyNet,
+    meta: Mapping[str, Any],
+    trainer_state: Mapping[str, Any] | None = None,
+) -> Path:
+    """Writes a checkpoint folder atomically (temporary folder, then rename).
+
+    An existing folder at ``path`` is replaced only once the new one is complete.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+        save_file(state, str(tmp / "model.safetensors"))
+        (tmp / "meta.json").write_text(json.dumps(dict(meta), indent=2))
+        if trainer_state is not None:
+            torch.save(dict(trainer_state), tmp / "trainer_state.pt")
+        for f in tmp.iterdir():  # make the bytes durable before the rename
+            with open(f, "rb") as handle:
+                os.fsync(handle.fileno())
+        if path.exists():
+            old = path.with_name(f".{path.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """Reads and checks a checkpoint's ``meta.json``."""
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(
+            f"checkpoint {path} is not a folder (expected model.safetensors and meta.json)"
+        )
+    meta_file = path / "meta.json"
+    if not meta_file.is_file():
+        raise CheckpointError(f"checkpoint {path} has no meta.json")
+    try:
+        meta = json.loads(meta_file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"checkpoint {path}: meta.json is corrupt ({exc})") from None
+    for key in ("format_version", "rules", "observation_version", "network"):
+        if not isinstance(meta, dict) or key not in meta:
+            raise CheckpointError(f"checkpoint {path}: meta.json lacks {key!r}")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has format version {meta['format_version']}, "
+            f"expected {FORMAT_VERSION}"
+        )
+    return meta
+
+
+def load_policy(
+    path: str | Path, rules: RuleSet | None = None, device: str | torch.device = "cpu"
+) -> tuple[PolicyNet, dict[str, Any]]:
+    """Loads a checkpoint's network, checking it against ``rules`` if given.
+
+    Raises:
+        CheckpointError: for a missing or corrupt file, other rules, another observation
+            layout version, or weights that do not fit the declared network.
+    """
+    path = Path(path)
+    meta = read_meta(path)
+    try:
+        trained_rules = RuleSet.from_dict(meta["rules"])
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {path}: bad rules in meta.json ({exc})") from None
+    if rules is not None and trained_rules != rules:
+        changed = {
+            k: (v, getattr(rules, k))
+            for k, v in trained_rules.to_dict().items()
+            if getattr(rules, k) != v
+        }
+        raise CheckpointError(
+            f"checkpoint {path} was trained for other rules: "
+            + ", ".join(f"{k}={a!r} (asked for {b!r})" for k, (a, b) in changed.items())
+        )
+    if meta["observation_version"] != OBSERVATION_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} uses observation layout v{meta['observation_version']}, "
+            f"this liars_env produces v{OBSERVATION_VERSION}"
+        )
+    try:
+        shape = NetworkShape(**meta["network"])
+    except TypeError as exc:
+        raise CheckpointError(f"checkpoint {path}: bad network shape ({exc})") from None
+    expected = ObservationLayout(trained_rules).size
+    if shape.observation_size != expected:
+        raise CheckpointError(
+            f"checkpoint {path}: network input {shape.observation_size} does not match the "
+            f"observation size {expected} of its rules"
+        )
+    weights_file = path / "model.safetensors"
+    if not weights_file.is_file():
+        raise CheckpointError(f"checkpoint {path} has no model.safetensors")
+    try:
+        weights = load_file(str(weights_file), device=str(device))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {path}: model.safetensors is corrupt ({exc})") from None
+    model = PolicyNet(shape, trained_rules).to(device)
+    try:
+        model.load_state_dict(weights)
+    except RuntimeError as exc:
+        first = str(exc).splitlines()[0]
+        raise CheckpointError(
+            f"checkpoint {path}: weights do not fit the network ({first})"
+        ) from None
+    model.eval()
+    return model, meta
+
+
+def load_trainer_state(path: str | Path) -> dict[str, Any]:
+    """Loads ``trainer_state.pt`` with ``weights_only=True`` (never a pickle fallback)."""
+    file = Path(path) / "trainer_state.pt"
+    if not file.is_file():
+        raise CheckpointError(f"checkpoint {path} has no trainer_state.pt (needed to resume)")
+    try:
+        return torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for bad files
+        raise CheckpointError(f"checkpoint {path}: trainer_state.pt is corrupt ({exc})") from None

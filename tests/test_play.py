@@ -1,0 +1,105 @@
+"""liars-play: plain-word input, re-prompts, a whole scripted game, clean exits."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import pytest
+
+from liars_env import ActionCodec, RuleSet
+from liars_env.agents.human import ParseError, parse_move
+from liars_env.play import main
+
+CODEC = ActionCodec(RuleSet.preset("perudo_calza"))
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("4 3s", CODEC.encode_bid(4, 3)),
+        ("4x3", CODEC.encode_bid(4, 3)),
+        ("4 x 3", CODEC.encode_bid(4, 3)),
+        ("four threes", CODEC.encode_bid(4, 3)),
+        ("4 3", CODEC.encode_bid(4, 3)),
+        ("Four 3's", CODEC.encode_bid(4, 3)),
+        ("twelve sixes", CODEC.encode_bid(12, 6)),
+        ("1 one", CODEC.encode_bid(1, 1)),
+        ("challenge", CODEC.challenge),
+        ("LIAR", CODEC.challenge),
+        ("dudo", CODEC.challenge),
+        ("calza", CODEC.exact),
+        ("spot on", CODEC.exact),
+        ("exact", CODEC.exact),
+        ("help", "help"),
+        ("quit", "quit"),
+    ],
+)
+def test_parse_move(text, expected):
+    assert parse_move(text, CODEC) == expected
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("banana", "not a move"),
+        ("4 7s", "faces run from 1 to 6"),
+        ("16 2s", "quantities run from 1 to 15"),
+        ("", "not a move"),
+    ],
+)
+def test_parse_errors(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_move(text, CODEC)
+
+
+def test_no_exact_call_without_the_rule():
+    with pytest.raises(ParseError, match="no exact call"):
+        parse_move("calza", ActionCodec(RuleSet.preset("perudo")))
+
+
+def run(args, lines, capsys):
+    code = main(args, stdin=io.StringIO("".join(f"{line}\n" for line in lines)))
+    return code, capsys.readouterr().out
+
+
+def test_bad_input_reprompts_and_quit_exits_zero(capsys):
+    code, out = run(
+        ["--seed", "1", "--opponents", "random"],
+        ["banana", "1 9s", "challenge", "help", "quit"],
+        capsys,
+    )
+    assert code == 0
+    assert "not a move: 'banana'" in out
+    assert "faces run from 1 to 6" in out
+    assert "Moves:" in out and "Bye." in out
+    assert out.count("> ") >= 5
+
+
+def test_illegal_bid_gets_the_rule_and_the_minimum_raise(capsys):
+    code, out = run(
+        ["--seed", "2", "--seat", "1", "--opponents", "probabilistic"], ["1 2s", "quit"], capsys
+    )
+    assert code == 0
+    assert "Not allowed:" in out and "Minimum raises:" in out
+
+
+def test_a_full_scripted_game_reaches_its_end(capsys):
+    # always challenge (or open with a low bid): the game must end with a finishing order
+    moves = itertools.islice(itertools.cycle(["challenge", "1 2s", "2 2s", "3 2s", "4 2s"]), 400)
+    code, out = run(["--seed", "3", "--players", "2", "--opponents", "random"], list(moves), capsys)
+    assert code == 0
+    assert "Game over. Finishing order:" in out
+    assert "count of" in out and "loses a die" in out and "opens the next round" in out
+
+
+def test_end_of_input_exits_cleanly(capsys):
+    code, out = run(["--seed", "4"], [], capsys)
+    assert code == 0 and "(end of input)" in out
+
+
+def test_bad_arguments(capsys):
+    assert main(["--rules", "peruda"], stdin=io.StringIO("")) == 2
+    assert "unknown preset" in capsys.readouterr().out
+    assert main(["--opponents", "robot"], stdin=io.StringIO("")) == 2
+    assert "unknown agent spec 'robot'" in capsys.readouterr().out

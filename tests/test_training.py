@@ -1,0 +1,297 @@
+"""Training: a tiny end-to-end run, checkpoints, resume, configs and bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.agents import make_agent, view_of
+from liars_env.policy import (
+    CheckpointError,
+    NetworkShape,
+    PolicyNet,
+    build_meta,
+    load_policy,
+    load_trainer_state,
+    sample_actions,
+    write_checkpoint,
+)
+from training import ppo
+
+TINY = [
+    "total_steps=2048",
+    "num_envs=64",
+    "num_steps=8",
+    "num_minibatches=2",
+    "update_epochs=1",
+    "hidden_size=32",
+    "eval_every=2",
+    "eval_games=30",
+    "checkpoint_every=2",
+    "final_eval_games=12",
+    "snapshot_every=1",
+    "progress=false",
+    "torch_threads=1",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    code = ppo.main(
+        [
+            "--set",
+            f"runs_dir={runs}",
+            "--set",
+            "run_name=tiny",
+            *[x for item in TINY for x in ("--set", item)],
+        ]
+    )
+    assert code == 0
+    return runs / "tiny"
+
+
+def test_tiny_end_to_end_run_through_the_cli(tiny_run, capsys):
+    assert (tiny_run / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
+    rows = (tiny_run / "metrics.csv").read_text().splitlines()
+    assert rows[0].startswith("update,step,win_rate_vs_probabilistic") and len(rows) == 3
+    final = json.loads((tiny_run / "final_eval.json").read_text())
+    assert {r["bot"] for r in final["rows"]} == {"probabilistic", "cautious", "bold"}
+    assert list(tiny_run.glob("events.out.tfevents.*"))
+    ckpts = sorted((tiny_run / "checkpoints").glob("step_*"))
+    assert len(ckpts) == 2 and (tiny_run / "checkpoints" / "best" / "model.safetensors").exists()
+    meta = json.loads((ckpts[-1] / "meta.json").read_text())
+    assert meta["step"] == 2048 and meta["observation_version"] == 1
+    assert meta["rules"] == RuleSet.preset("perudo").to_dict()
+    assert set(meta["packages"]) >= {"torch", "liars_env"}
+    assert not list((tiny_run / "checkpoints").glob(".*"))  # no temporary leftovers
+
+
+def test_resume_continues_the_counters(tiny_run, tmp_path):
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    config = json.loads((run / "config.json").read_text())
+    config["runs_dir"] = str(tmp_path)
+    config["total_steps"] = 4096
+    (run / "config.json").write_text(json.dumps(config))
+    trainer = ppo.Trainer(ppo.make_args(config), resume=True)
+    assert trainer.update == 4 and trainer.global_step == 2048
+    assert len(trainer.opponents.pool) == 4 and len(trainer.history) == 2
+    trainer.train()
+    assert trainer.global_step == 4096 and trainer.update == 8
+    meta = json.loads(
+        sorted((run / "checkpoints").glob("step_*"))[-1].joinpath("meta.json").read_text()
+    )
+    assert meta["step"] == 4096
+    assert len((run / "metrics.csv").read_text().splitlines()) == 5
+
+
+def test_resume_cli_errors(tmp_path, capsys):
+    assert ppo.main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "no run found" in capsys.readouterr().err
+
+
+def test_saved_and_reloaded_checkpoint_gives_identical_probabilities(tiny_run):
+    rules = RuleSet.preset("perudo")
+    path = tiny_run / "checkpoints" / "best"
+    agent_a = make_agent(f"checkpoint:{path}", rules, seed=0)
+    agent_b = make_agent(f"checkpoint:{path}", rules, seed=0)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(0)
+    state = game.new_game(rng)
+    for _ in range(30):
+        if state.is_over:
+            break
+        view = view_of(game, layout, state)
+        pa, pb = agent_a.action_probabilities(view), agent_b.action_probabilities(view)
+        assert torch.equal(pa, pb)
+        assert pa[torch.from_numpy(view.mask == 0)].sum() == 0  # nothing on illegal actions
+        game.apply(state, agent_a.act(view), rng)
+
+
+def test_checkpoint_round_trip_is_exact(tmp_path):
+    rules = RuleSet.preset("perudo", num_players=2)
+    shape = NetworkShape(ObservationLayout(rules).size, 61, hidden_size=16, hidden_layers=1)
+    net = PolicyNet(shape)
+    path = write_checkpoint(
+        tmp_path / "ck", net, build_meta(rules, shape, step=5), {"update": 1, "optimizer": {}}
+    )
+    loaded, meta = load_policy(path, rules)
+    obs = torch.rand(4, shape.observation_size)
+    mask = torch.ones(4, 61, dtype=torch.bool)
+    assert torch.equal(net(obs, mask)[0], loaded(obs, mask)[0]) and meta["step"] == 5
+    assert load_trainer_state(path)["update"] == 1
+    write_checkpoint(path, net, build_meta(rules, shape, step=6))  # replace in place
+    assert json.loads((path / "meta.json").read_text())["step"] == 6
+
+
+def test_masked_sampling_never_picks_an_illegal_action():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(2000, 12) * 5
+    mask = torch.rand(2000, 12) < 0.3
+    mask[:, 0] = True
+    masked = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+    actions = sample_actions(masked, gen)
+    assert mask[torch.arange(2000), actions].all()
+    assert mask[torch.arange(2000), sample_actions(masked, greedy=True)].all()
+
+
+@pytest.fixture()
+def good_checkpoint(tmp_path):
+    rules = RuleSet.preset("perudo")
+    shape = NetworkShape(ObservationLayout(rules).size, 91, hidden_size=16, hidden_layers=1)
+    return write_checkpoint(tmp_path / "good", PolicyNet(shape), build_meta(rules, shape))
+
+
+def _corrupt(path: Path, how: str) -> None:
+    if how == "weights":
+        (path / "model.safetensors").write_bytes(b"not a safetensors file")
+    elif how == "truncated":
+        data = (path / "model.safetensors").read_bytes()
+        (path / "model.safetensors").write_bytes(data[: len(data) // 2])
+    elif how == "meta":
+        (path / "meta.json").write_text("{not json")
+    elif how == "no_weights":
+        (path / "model.safetensors").unlink()
+    elif how == "layout":
+        meta = json.loads((path / "meta.json").read_text())
+        meta["observation_version"] = 0
+        (path / "meta.json").write_text(json.dumps(meta))
+    elif how == "shape":
+        meta = json.loads((path / "meta.json").read_text())
+        meta["network"]["hidden_size"] = 32
+        (path / "meta.json").write_text(json.dumps(meta))
+    elif how == "trainer_state":
+        (path / "trainer_state.pt").write_bytes(b"\x80\x04garbage")
+
+
+@pytest.mark.parametrize(
+    "how, message",
+    [
+        ("weights", "model.safetensors is corrupt"),
+        ("truncated", "model.safetensors is corrupt"),
+        ("meta", "meta.json is corrupt"),
+        ("no_weights", "has no model.safetensors"),
+        ("layout", "observation layout v0"),
+        ("shape", "weights do not fit the network"),
+    ],
+)
+def test_corrupt_checkpoints_are_rejected_clearly(good_checkpoint, how, message):
+    _corrupt(good_checkpoint, how)
+    with pytest.raises(CheckpointError, match=message):
+        load_policy(good_checkpoint, RuleSet.preset("perudo"))
+
+
+def test_corrupt_trainer_state_is_rejected(good_checkpoint):
+    _corrupt(good_checkpoint, "trainer_state")
+    with pytest.raises(CheckpointError, match="trainer_state.pt is corrupt"):
+        load_trainer_state(good_checkpoint)
+
+
+def test_mismatched_rules_are_rejected_by_the_agent_spec(good_checkpoint):
+    with pytest.raises(CheckpointError, match="num_players=3 \\(asked for 2\\)"):
+        make_agent(f"checkpoint:{good_checkpoint}", RuleSet.preset("perudo", num_players=2))
+    with pytest.raises(CheckpointError, match="palifico=False \\(asked for True\\)"):
+        make_agent(f"checkpoint:{good_checkpoint}", RuleSet.preset("perudo_palifico"))
+    with pytest.raises(CheckpointError, match="is not a folder"):
+        make_agent("checkpoint:/nonexistent/ck", RuleSet.preset("perudo"))
+
+
+def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
+    from training.evaluate import evaluate
+
+    result = evaluate(
+        "perudo", [f"checkpoint:{good_checkpoint}", "random", "random"], games=6, progress=False
+    )
+    assert result.games == 6 and sum(a.wins for a in result.agents) == 6
+
+
+@pytest.mark.parametrize(
+    "sets, message",
+    [
+        (["colour=red"], "unknown setting 'colour'"),
+        (["num_envs=many"], "num_envs must be int, got 'many'"),
+        (["learning_rate=true"], "learning_rate must be float"),
+        (["rules=peruda"], "unknown preset 'peruda'"),
+        (["num_players=9"], "num_players must be an int from 2 to 8"),
+        (["opponent_mix={robot: 1}"], "unknown opponent 'robot'"),
+        (["opponent_mix={self: 0}"], "must not all be zero"),
+        (["eval_opponents=[bayes]"], "unknown bot 'bayes'"),
+        (["num_envs=10", "num_steps=3", "num_minibatches=4"], "must divide"),
+        (["rule_overrides={faces: 1}"], "RuleSet.faces must be"),
+        (["total_steps=0"], "total_steps must be at least 1"),
+        (["oops"], "must look like key=value"),
+    ],
+)
+def test_bad_config_is_a_clear_error_before_any_work(sets, message, tmp_path, capsys):
+    argv = ["--set", f"runs_dir={tmp_path}"] + [x for s in sets for x in ("--set", s)]
+    assert ppo.main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # nothing was started
+
+
+def test_bad_config_files(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("num_envs: [1, 2\n")
+    assert ppo.main(["--config", str(bad)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+    bad.write_text("- a list\n")
+    assert ppo.main(["--config", str(bad)]) == 2
+    assert "must hold a mapping" in capsys.readouterr().err
+    assert ppo.main(["--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("config", sorted(Path("configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_configs_load(config):
+    args = ppo.load_args(str(config))
+    assert args.total_steps > 0
+
+
+@pytest.mark.parametrize("preset", ["perudo", "perudo_palifico", "sanford", "common_hand"])
+def test_bid_features_match_the_probabilistic_bot(preset):
+    from liars_env.agents import ProbabilisticAgent
+    from liars_env.batched import BatchedEnv, sample_legal
+    from liars_env.policy import BidProbabilityFeatures
+
+    lo = 3 if preset == "sanford" else 2
+    rules = RuleSet.preset(preset, num_players=lo)
+    env = BatchedEnv(rules, num_envs=16, seed=0)
+    features = BidProbabilityFeatures(rules)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    bot = ProbabilisticAgent()
+    obs, mask = env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(40):
+        feats = features(obs)
+        for i in range(16):
+            left = env.dice_left[i].tolist()
+            dice = [env.dice[i, s, : left[s]].tolist() for s in range(lo)]
+            state = game.new_game(
+                np.random.default_rng(0),
+                dice=dice,
+                dice_left=left,
+                first_player=int(env.current_player[i]),
+            )
+            state.palifico = bool(env.palifico[i])
+            view = view_of(game, layout, state)
+            table = bot.tail_table(view, view.seat)
+            expected = table[game.codec.bid_face, game.codec.bid_quantity]
+            np.testing.assert_allclose(feats[i, : game.codec.num_bids].numpy(), expected, atol=1e-5)
+        obs, mask, *_ = env.step(sample_legal(mask, gen))
+
+
+def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
+    from training.export import main as export_main
+
+    dest = tmp_path / "shipped"
+    assert export_main([str(tiny_run / "checkpoints" / "best"), str(dest)]) == 0
+    assert sorted(p.name for p in dest.iterdir()) == ["meta.json", "model.safetensors"]
+    load_policy(dest, RuleSet.preset("perudo"))
+    assert export_main([str(tmp_path / "missing"), str(tmp_path / "x")]) == 2

@@ -1,0 +1,37 @@
+"""Copies a training checkpoint's policy (weights and meta, no trainer state) to ship it.
+
+Run: ``python -m training.export runs/perudo_3p/checkpoints/best checkpoints/perudo_3p``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from liars_env.policy import CheckpointError, load_policy, write_checkpoint
+
+
+def export(source: str, dest: str) -> None:
+    """Loads ``source`` (checking it) and writes its policy to ``dest`` atomically."""
+    model, meta = load_policy(source)
+    meta = {**meta, "exported_from": str(source)}
+    write_checkpoint(dest, model, meta)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``python -m training.export SOURCE DEST``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", help="a checkpoint folder, e.g. runs/NAME/checkpoints/best")
+    parser.add_argument("dest", help="where to write the shipped checkpoint folder")
+    args = parser.parse_args(argv)
+    try:
+        export(args.source, args.dest)
+    except CheckpointError as exc:
+        print(f"export: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
