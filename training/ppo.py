@@ -173,6 +173,8 @@ def make_args(values: dict[str, Any], source: str = "settings") -> Args:
                 f"{source}: unknown setting {key!r}; expected one of {', '.join(sorted(known))}"
             )
         expected = hints[key]
+        if expected is str and value is None:  # "--set key=" (an empty YAML value)
+            values[key] = value = ""
         ok = isinstance(value, expected) and not (
             expected in (int, float) and isinstance(value, bool)
         )
