@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import time
 
 import torch
+from report import print_ratio_table
 
 from liars_env.batched import BatchedEnv, sample_legal
 
@@ -92,12 +92,7 @@ def main() -> None:
             )
         except ImportError as exc:  # pragma: no cover - optional peer
             print(f"(skipping pyspiel: {exc})")
-    medians = {k: statistics.median(v) for k, v in runs.items()}
-    peer = medians.get("pyspiel liars_dice 2p (bare)")
-    print(f"{'configuration':<46}{'decisions/s (median)':>22}{'vs pyspiel bare':>17}")
-    for key, value in medians.items():
-        ratio = f"{value / peer:.2f}x" if peer else "-"
-        print(f"{key:<46}{value:>22,.0f}{ratio:>17}")
+    print_ratio_table(runs, "pyspiel liars_dice 2p (bare)", "configuration")
 
 
 if __name__ == "__main__":

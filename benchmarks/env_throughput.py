@@ -12,11 +12,11 @@ Run: ``python benchmarks/env_throughput.py [--seconds 2] [--repeats 5]``
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from collections.abc import Callable
 
 import numpy as np
+from report import print_ratio_table
 
 import liars_env
 
@@ -70,12 +70,7 @@ def main() -> None:
     for _ in range(args.repeats):  # interleave configurations against machine noise
         for name, make in configs.items():
             results[name].append(play(make, args.seconds, rng))
-    medians = {name: statistics.median(v) for name, v in results.items()}
-    peer = medians.get("shimmy OpenSpiel liars_dice, 2 players")
-    print(f"{'environment':<42}{'decisions/s (median)':>22}{'vs Shimmy':>12}")
-    for name, value in medians.items():
-        ratio = f"{value / peer:.2f}x" if peer else "-"
-        print(f"{name:<42}{value:>22,.0f}{ratio:>12}")
+    print_ratio_table(results, "shimmy OpenSpiel liars_dice, 2 players", "environment")
 
 
 if __name__ == "__main__":
