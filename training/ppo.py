@@ -133,7 +133,7 @@ class Args:
 
 
 # ------------------------------------------------------------------------- config
-def load_args(config: str | None = None, sets: list[str] | None = None) -> Args:
+def load_args(config: str | None = None, sets: list[str] | None = None, cls: type = None) -> Any:
     """Builds :class:`Args` from a YAML file and ``key=value`` overrides.
 
     Every key and value is checked before any work starts: an unknown key, a value of
@@ -160,13 +160,14 @@ def load_args(config: str | None = None, sets: list[str] | None = None) -> Args:
         if not eq:
             raise ValueError(f"--set {item!r} must look like key=value")
         values[key.strip()] = yaml.safe_load(raw)
-    return make_args(values, source=config or "--set")
+    return make_args(values, source=config or "--set", cls=cls)
 
 
-def make_args(values: dict[str, Any], source: str = "settings") -> Args:
-    """Checks ``values`` against the fields of :class:`Args` and builds it."""
-    hints = typing.get_type_hints(Args)
-    known = {f.name for f in dataclasses.fields(Args)}
+def make_args(values: dict[str, Any], source: str = "settings", cls: type = None) -> Any:
+    """Checks ``values`` against the fields of :class:`Args` (or ``cls``) and builds it."""
+    cls = cls or Args
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
     for key, value in values.items():
         if key not in known:
             raise ValueError(
@@ -186,8 +187,9 @@ def make_args(values: dict[str, Any], source: str = "settings") -> Args:
                 f"{source}: {key} must be {expected.__name__}, "
                 f"got {value!r} ({type(value).__name__})"
             )
-    args = Args(**values)
-    validate(args)
+    args = cls(**values)
+    if cls is Args:
+        validate(args)
     return args
 
 
@@ -787,12 +789,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the run RUN (its saved config) from its last checkpoint",
     )
     parser.add_argument("--device", help="cpu or cuda (overrides the config)")
+    parser.add_argument(
+        "--backend",
+        choices=["ours", "rllib"],
+        default="ours",
+        help="our batched PPO (default) or Ray RLlib (pip install -e '.[rllib]')",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``liars-train``."""
     args_ns = build_parser().parse_args(argv)
+    if args_ns.backend == "rllib":
+        return _main_rllib(args_ns)
     try:
         sets = list(args_ns.set)
         if args_ns.device:
@@ -827,6 +837,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run folder: {trainer.run_dir} (TensorBoard: tensorboard --logdir {args.runs_dir})")
     if curve.exists():
         print(f"learning curve: {curve}")
+    return 0
+
+
+def _main_rllib(args_ns: argparse.Namespace) -> int:
+    """``liars-train --backend rllib``: see ``training/rllib_backend.py``."""
+    try:
+        from training import rllib_backend
+    except ImportError as exc:
+        print(
+            f"liars-train: the rllib backend needs Ray RLlib: pip install -e '.[rllib]' ({exc})",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        if args_ns.resume:
+            raise ValueError("--resume is not supported with --backend rllib")
+        args = load_args(args_ns.config, list(args_ns.set), cls=rllib_backend.RLlibArgs)
+        rllib_backend.validate(args)
+    except ValueError as exc:
+        print(f"liars-train: {exc}", file=sys.stderr)
+        return 2
+    out = rllib_backend.train(args)
+    print(f"RLlib checkpoint: {out['rllib_checkpoint']}")
+    print(f"exported policy: {out['exported']} (use checkpoint:{out['exported']} in liars-eval)")
     return 0
 
 
