@@ -96,6 +96,14 @@ def test_smoke_train_save_restore_export_and_evaluate(local_ray, tmp_path):
     assert result.games == 3 and sum(a.wins for a in result.agents) == 3
 
 
+def test_rllib_config_loads():
+    from training.ppo import load_args
+
+    args = load_args("configs/rllib_perudo_3p.yaml", cls=RLlibArgs)
+    rllib_backend.validate(args)
+    assert args.num_players == 3 and args.num_envs_per_env_runner > 1
+
+
 def test_cli_rejects_bad_rllib_configs(tmp_path, capsys):
     from training.ppo import main
 
