@@ -200,21 +200,22 @@ def validate(args: Args) -> None:
             f"rules: unknown preset {args.rules!r}; expected one of {', '.join(PRESETS)}"
         )
     game_rules(args)  # checks num_players and rule_overrides
-    for name in (
-        "total_steps",
-        "num_envs",
-        "num_steps",
-        "num_minibatches",
-        "update_epochs",
-        "hidden_size",
-        "hidden_layers",
-        "pool_size",
-        "snapshot_every",
-        "checkpoint_every",
-        "keep_checkpoints",
-    ):
-        if getattr(args, name) < 1:
-            raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
+    require_positive(
+        args,
+        (
+            "total_steps",
+            "num_envs",
+            "num_steps",
+            "num_minibatches",
+            "update_epochs",
+            "hidden_size",
+            "hidden_layers",
+            "pool_size",
+            "snapshot_every",
+            "checkpoint_every",
+            "keep_checkpoints",
+        ),
+    )
     if (args.num_envs * args.num_steps) % args.num_minibatches:
         raise ValueError(
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
@@ -241,6 +242,13 @@ def validate(args: Args) -> None:
             )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
+
+
+def require_positive(args: Any, names: tuple[str, ...]) -> None:
+    """Raises ``ValueError`` for the first of the fields ``names`` of ``args`` below 1."""
+    for name in names:
+        if getattr(args, name) < 1:
+            raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
 
 
 def game_rules(args: Args) -> RuleSet:

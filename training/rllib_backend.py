@@ -236,21 +236,24 @@ def make_mapping(num_players: int, snapshots: list[str]):
 
 def validate(args: RLlibArgs) -> None:
     """Checks names and ranges of an RLlib configuration (``ValueError`` naming the field)."""
+    from training.ppo import require_positive
+
     RuleSet.preset(args.rules, num_players=args.num_players)  # preset and player count
     if RuleSet.preset(args.rules).hand != "common" and args.bid_features:
         raise ValueError("bid_features assume common hands; set bid_features: false")
-    for name in (
-        "iterations",
-        "num_envs_per_env_runner",
-        "rollout_fragment_length",
-        "train_batch_size",
-        "minibatch_size",
-        "num_epochs",
-        "hidden_size",
-        "hidden_layers",
-    ):
-        if getattr(args, name) < 1:
-            raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
+    require_positive(
+        args,
+        (
+            "iterations",
+            "num_envs_per_env_runner",
+            "rollout_fragment_length",
+            "train_batch_size",
+            "minibatch_size",
+            "num_epochs",
+            "hidden_size",
+            "hidden_layers",
+        ),
+    )
     if args.num_env_runners < 0:
         raise ValueError(f"num_env_runners must be >= 0, got {args.num_env_runners}")
     if args.minibatch_size > args.train_batch_size:
