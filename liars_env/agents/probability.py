@@ -93,16 +93,3 @@ def count_pmf(
     pmf[known:] = binomial_pmf(unseen_dice, match_probability(rules, face, palifico=palifico))
     return pmf
 
-
-def probability_at_least(pmf: np.ndarray, quantity: int) -> float:
-    """``P(count >= quantity)`` for a pmf."""
-    if quantity <= 0:
-        return 1.0
-    if quantity >= len(pmf):
-        return 0.0
-    return float(pmf[quantity:].sum())
-
-
-def probability_exactly(pmf: np.ndarray, quantity: int) -> float:
-    """``P(count == quantity)`` for a pmf."""
-    return float(pmf[quantity]) if 0 <= quantity < len(pmf) else 0.0
