@@ -54,7 +54,7 @@ from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.errors import IllegalActionError
 from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
 from liars_env.render import render_table
-from liars_env.rules import RuleSet, resolve_rules
+from liars_env.rules import RuleSet, loser_reward, resolve_rules
 
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
 RESET_OPTIONS = ("dice", "dice_left", "first_player")
@@ -308,7 +308,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._round_ended = True
         self.last_result = result
         names = self.possible_agents
-        penalty = -1.0 / (self.rules.num_players - 1)
+        penalty = loser_reward(self.rules.num_players)
         for seat in result.eliminated:
             self.rewards[names[seat]] = penalty
             self.terminations[names[seat]] = True
@@ -341,7 +341,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         n = self.rules.num_players
         already_out = n - len(self.agents)
         others = [a for a in self.agents if a != offender]
-        share = (1.0 + already_out / (n - 1)) / len(others)
+        share = (1.0 - already_out * loser_reward(n)) / len(others)
         self._cumulative_rewards[offender] = 0.0
         self.rewards = dict.fromkeys(self.agents, share)
         self.rewards[offender] = -1.0

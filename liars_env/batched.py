@@ -31,7 +31,7 @@ import torch
 from liars_env.engine import get_codec
 from liars_env.errors import IllegalActionError
 from liars_env.observation import ObservationLayout
-from liars_env.rules import RuleSet, resolve_rules
+from liars_env.rules import RuleSet, loser_reward, resolve_rules
 
 
 def sample_legal(mask: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -111,7 +111,7 @@ class BatchedEnv:
         self._scaled = self.layout.slices["dice_left"].stop  # own_dice and dice_left: ÷ D
         if self._off["current_bid"] != self.rules.faces + 2 * self.num_players + 1:
             raise RuntimeError("BatchedEnv expects the round fields first in the layout")
-        self._penalty = -1.0 / (self.num_players - 1)
+        self._penalty = loser_reward(self.num_players)
         self._allocate()
 
     # ------------------------------------------------------------------ state
@@ -363,7 +363,7 @@ class BatchedEnv:
         count = matches.sum((1, 2))
         seat_is = self._seats == cur[:, None]  # (B, P): the caller
         bidder_is = self._seats == bidder[:, None]
-        active = self.dice_left > 0
+        holding = self.dice_left > 0  # seats in this round
         is_exact = torch.zeros_like(is_call) if codec.exact is None else actions == codec.exact
         is_challenge = is_call & ~is_exact
         challenge_true = count >= quantity
@@ -375,7 +375,7 @@ class BatchedEnv:
             lost |= wrong[:, None] & seat_is
             right = is_exact & exact_right
             if r.exact_call == "spot_on":
-                lost |= right[:, None] & active & ~seat_is
+                lost |= right[:, None] & holding & ~seat_is
             else:
                 gained = right[:, None] & seat_is & (self.dice_left < r.dice_per_player)
         self.dice_left = self.dice_left - lost.long() + gained.long()

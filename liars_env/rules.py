@@ -347,6 +347,18 @@ def count_matches(
     return total
 
 
+def loser_reward(num_players: int) -> float:
+    """Reward of every player but the winner: −1/(N−1), so a game's rewards sum to zero.
+
+    The winner gets +1.
+
+    Example:
+        >>> loser_reward(3)
+        -0.5
+    """
+    return -1.0 / (num_players - 1)
+
+
 @dataclass(frozen=True)
 class CallOutcome:
     """Who loses and who gains a die after a challenge or an exact call."""

@@ -25,9 +25,7 @@ def blocks(page: Path):
 @pytest.mark.parametrize("page", DOCS, ids=lambda p: p.name)
 def test_every_code_block_runs(page, tmp_path, monkeypatch):
     shutil.copytree(ROOT / "configs", tmp_path / "configs")
-    shutil.copytree(ROOT / "checkpoints", tmp_path / "checkpoints", dirs_exist_ok=True) if (
-        ROOT / "checkpoints"
-    ).exists() else None
+    shutil.copytree(ROOT / "checkpoints", tmp_path / "checkpoints")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     bindir = Path(sys.executable).parent

@@ -92,4 +92,3 @@ def count_pmf(
     pmf = np.zeros(known + unseen_dice + 1)
     pmf[known:] = binomial_pmf(unseen_dice, match_probability(rules, face, palifico=palifico))
     return pmf
-
