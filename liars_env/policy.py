@@ -51,6 +51,10 @@ class NetworkShape:
     hidden_layers: int = 2
     bid_features: bool = False
     """Whether the network adds :class:`BidProbabilityFeatures` to its input."""
+    belief_features: bool = False
+    """Whether the network adds :class:`BeliefFeatures` (what the round's bids say about
+    the opponents' dice) to its input. Checkpoints made before this field load with it
+    off."""
 
 
 class BidProbabilityFeatures(nn.Module):
@@ -108,6 +112,32 @@ class BidProbabilityFeatures(nn.Module):
         return torch.cat([holds, p_true, p_exact], dim=1)
 
 
+class BeliefFeatures(nn.Module):
+    """What the round's bids say about the hidden dice, as network inputs.
+
+    From the observation alone, with :class:`liars_env.belief.BeliefModel` (posteriors
+    over each opponent's hand given its bids): for every bid id the chance that it
+    holds, the chance that the current bid holds and that it is exact, and each
+    opponent's expected dice of each face ÷ D. Output: ``(B, num_bids + 2 + (N−1)·F)``.
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        super().__init__()
+        from liars_env.belief import BeliefModel
+
+        self.model = BeliefModel(rules)
+        self.current = ObservationLayout(rules).slices["current_bid"]
+        self.size = self.model.num_bids + 2 + (rules.num_players - 1) * rules.faces
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Belief features for a batch of observations."""
+        out = self.model(obs)
+        current = obs[:, self.current]
+        p_true = (out.holds * current).sum(1, keepdim=True)
+        p_exact = (out.exact * current).sum(1, keepdim=True)
+        return torch.cat([out.holds, p_true, p_exact, out.mean_matches.flatten(1)], dim=1)
+
+
 class PolicyNet(nn.Module):
     """An MLP with a masked policy head and a value head over a shared torso.
 
@@ -123,13 +153,16 @@ class PolicyNet(nn.Module):
         super().__init__()
         self.shape = shape
         self.rules = rules
-        self.features = None
+        self.features = nn.ModuleList()
         width = shape.observation_size
+        if (shape.bid_features or shape.belief_features) and rules is None:
+            raise ValueError("a network with bid or belief features needs the rules")
         if shape.bid_features:
-            if rules is None:
-                raise ValueError("a network with bid_features needs the rules")
-            self.features = BidProbabilityFeatures(rules)
-            width += self.features.size
+            self.features.append(BidProbabilityFeatures(rules))
+        if shape.belief_features:
+            self.features.append(BeliefFeatures(rules))
+        self.features_size = sum(f.size for f in self.features)
+        width += self.features_size
         layers: list[nn.Module] = []
         for _ in range(shape.hidden_layers):
             layers += [nn.Linear(width, shape.hidden_size), nn.ReLU()]
@@ -140,10 +173,31 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
         nn.init.zeros_(self.policy_head.bias)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits (illegal actions at the dtype's minimum) and values."""
-        if self.features is not None:
-            obs = torch.cat([obs, self.features(obs)], dim=1)
+    @torch.no_grad()
+    def input_features(self, obs: torch.Tensor) -> torch.Tensor | None:
+        """The computed inputs the network adds to ``obs`` (``None`` if it adds none).
+
+        They depend on the observation alone and carry no gradient, so a training loop
+        may compute them once per sample and pass them to :meth:`forward`.
+        """
+        if not len(self.features):
+            return None
+        return torch.cat([f(obs) for f in self.features], dim=1)
+
+    def forward(
+        self, obs: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (illegal actions at the dtype's minimum) and values.
+
+        Args:
+            obs: ``(B, observation_size)`` observations.
+            mask: ``(B, num_actions)`` bool legal actions.
+            features: :meth:`input_features` of ``obs``, if already computed.
+        """
+        if len(self.features):
+            if features is None:
+                features = self.input_features(obs)
+            obs = torch.cat([obs, features], dim=1)
         hidden = self.torso(obs)
         logits = self.policy_head(hidden)
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)

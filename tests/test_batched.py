@@ -149,18 +149,20 @@ def test_same_seed_same_games():
     assert torch.allclose(a[1].sum(1), torch.zeros(16), atol=1e-5)  # zero-sum
 
 
-@pytest.mark.parametrize("bot", ["probabilistic", "cautious", "bold"])
+@pytest.mark.parametrize("bot", ["probabilistic", "cautious", "bold", "bayes", "belief"])
 @pytest.mark.parametrize("name, players", [(n, p) for n, p in GRID if p in (2, 3)])
 def test_batched_bot_matches_the_scalar_bot(name, players, bot):
-    from liars_env.agents import ProbabilisticAgent, view_of
-    from liars_env.agents.probabilistic import BOT_PRESETS
-    from liars_env.batched_bots import BatchedProbabilisticBot
+    import dataclasses
+
+    from liars_env.agents import make_agent, view_of
+    from liars_env.agents.batched import make_batched_bot
 
     rules = RuleSet.preset(name, num_players=players)
-    params = BOT_PRESETS[bot].__class__(**{**BOT_PRESETS[bot].__dict__, "bluff_rate": 0.0})
     env = BatchedEnv(rules, num_envs=32, seed=1)
-    batched = BatchedProbabilisticBot(env, params)
-    scalar = ProbabilisticAgent(params)
+    batched = make_batched_bot(env, bot)
+    scalar = make_agent(bot, rules)
+    assert type(batched).__name__.lower().find(type(scalar).__name__[:5].lower()) >= 0
+    batched.params = scalar.params = dataclasses.replace(batched.params, bluff_rate=0.0)
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
     rng = np.random.default_rng(0)
     obs, mask = env.reset()

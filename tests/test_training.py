@@ -60,9 +60,18 @@ def tiny_run(tmp_path_factory):
 def test_tiny_end_to_end_run_through_the_cli(tiny_run, capsys):
     assert (tiny_run / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
     rows = (tiny_run / "metrics.csv").read_text().splitlines()
-    assert rows[0].startswith("update,step,win_rate_vs_probabilistic") and len(rows) == 3
+    header = rows[0].split(",")
+    assert header[:3] == ["update", "step", "win_rate_vs_probabilistic"] and len(rows) == 3
+    assert {"win_rate_vs_bayes", "win_rate_vs_belief", "league_win_rate_vs_belief"} <= set(header)
+    assert any(h.startswith("league_weight_snapshot@") for h in header)
     final = json.loads((tiny_run / "final_eval.json").read_text())
-    assert {r["bot"] for r in final["rows"]} == {"probabilistic", "cautious", "bold"}
+    assert {r["bot"] for r in final["rows"]} == {
+        "probabilistic",
+        "cautious",
+        "bold",
+        "bayes",
+        "belief",
+    }
     assert list(tiny_run.glob("events.out.tfevents.*"))
     ckpts = sorted((tiny_run / "checkpoints").glob("step_*"))
     assert len(ckpts) == 2 and (tiny_run / "checkpoints" / "best" / "model.safetensors").exists()
@@ -82,7 +91,13 @@ def test_resume_continues_the_counters(tiny_run, tmp_path):
     (run / "config.json").write_text(json.dumps(config))
     trainer = ppo.Trainer(ppo.make_args(config), resume=True)
     assert trainer.update == 4 and trainer.global_step == 2048
-    assert len(trainer.opponents.pool) == 4 and len(trainer.history) == 2
+    snapshots = [m for m in trainer.league.members if m.kind == "snapshot"]
+    assert len(snapshots) == 4 and len(trainer.history) == 2
+    last = sorted((run / "checkpoints").glob("step_*"))[-1]
+    saved = json.loads(ppo.load_trainer_state(last)["league"])
+    assert [m.name for m in trainer.league.members] == [m["name"] for m in saved]
+    assert [m.games for m in trainer.league.members] == [m["games"] for m in saved]
+    assert trainer.league.members[1].games > 0  # results were booked before the save
     trainer.train()
     assert trainer.global_step == 4096 and trainer.update == 8
     meta = json.loads(
@@ -220,9 +235,12 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["learning_rate=true"], "learning_rate must be float"),
         (["rules=peruda"], "unknown preset 'peruda'"),
         (["num_players=9"], "num_players must be an int from 2 to 8"),
-        (["opponent_mix={robot: 1}"], "unknown opponent 'robot'"),
-        (["opponent_mix={self: 0}"], "must not all be zero"),
-        (["eval_opponents=[bayes]"], "unknown bot 'bayes'"),
+        (["league=[robot]"], "unknown opponent 'robot'"),
+        (["opponent_mix={self: 1}"], "opponent_mix was replaced by the league"),
+        (["self_play=0", "league=[]", "pool_size=0"], "nobody to play"),
+        (["self_play=1.5"], "self_play must lie in [0, 1]"),
+        (["pfsp_power=-1"], "pfsp_power must be >= 0"),
+        (["eval_opponents=[robot]"], "unknown opponent 'robot'"),
         (["num_envs=10", "num_steps=3", "num_minibatches=4"], "must divide"),
         (["rule_overrides={faces: 1}"], "RuleSet.faces must be"),
         (["total_steps=0"], "total_steps must be at least 1"),

@@ -19,6 +19,7 @@ import argparse
 import csv
 import dataclasses
 import json
+import os
 import random
 import shutil
 import sys
@@ -34,7 +35,6 @@ from torch import nn
 
 from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.batched import BatchedEnv
-from liars_env.batched_bots import BatchedProbabilisticBot
 from liars_env.policy import (
     CheckpointError,
     NetworkShape,
@@ -47,9 +47,14 @@ from liars_env.policy import (
     write_checkpoint,
 )
 from liars_env.rules import PRESETS, RuleSet
-from training.evaluate import wilson_interval
-
-BATCHED_BOTS = tuple(name for name in BOT_PRESETS if name != "bayes")
+from training.league import (
+    League,
+    Member,
+    check_member_spec,
+    frozen_copy,
+    member_from_spec,
+    play_match,
+)
 
 
 @dataclass
@@ -105,21 +110,40 @@ class Args:
     bid_features: bool = True
     """Feed the network each bid's probability from its own dice (see
     ``liars_env.policy.BidProbabilityFeatures``)."""
-    opponent_mix: dict = field(
-        default_factory=lambda: {"self": 0.2, "pool": 0.3, "probabilistic": 0.5}
-    )
-    """Weights of opponent kinds, drawn per game: ``self``, ``pool`` and bot names
-    (``probabilistic``, ``cautious``, ``bold``)."""
+    belief_features: bool = True
+    """Feed the network what the round's bids say about the opponents' dice (see
+    ``liars_env.policy.BeliefFeatures``)."""
+    self_play: float = 0.2
+    """Share of games against the current policy itself; the rest draw a league member
+    (see ``training/league.py``)."""
+    league: list = field(default_factory=lambda: ["probabilistic", "bayes", "belief"])
+    """Fixed league members: bot presets and ``checkpoint:PATH`` (frozen policies)."""
+    pfsp_power: float = 2.0
+    """Prioritized fictitious self-play: a member is drawn with weight
+    ``(1 − learner's win rate against it) ** pfsp_power`` (0: uniformly)."""
     pool_size: int = 10
-    """Frozen snapshots kept in the opponent pool (oldest dropped first)."""
+    """Frozen snapshots of the learner kept in the league (oldest dropped first; 0:
+    none)."""
     snapshot_every: int = 10
-    """Updates between snapshots added to the pool."""
+    """Updates between snapshots of the learner added to the league."""
+    exploiter_every: int = 0
+    """Updates between exploiters (0: none): a fresh learner trained against the frozen
+    main policy, joining the league if it beats it by ``exploiter_margin``."""
+    exploiter_steps: int = 500_000
+    """Learner decisions each exploiter trains for."""
+    exploiter_margin: float = 0.05
+    """An exploiter joins the league if its win rate against the main policy is at
+    least parity plus this."""
+    exploiter_eval_games: int = 1000
+    """Games that decide an exploiter's promotion."""
     eval_every: int = 20
     """Updates between evaluations against the bots (0: only at the end)."""
     eval_games: int = 600
     """Games per periodic evaluation (per bot)."""
-    eval_opponents: list = field(default_factory=lambda: ["probabilistic"])
-    """Bots evaluated against periodically (all other seats are that bot)."""
+    eval_opponents: list = field(default_factory=lambda: ["probabilistic", "bayes", "belief"])
+    """Opponents evaluated against periodically (all other seats are that opponent):
+    bot presets or ``checkpoint:PATH``. The ``best`` checkpoint has the highest mean
+    win rate over them."""
     checkpoint_every: int = 20
     """Updates between checkpoints."""
     keep_checkpoints: int = 3
@@ -169,6 +193,12 @@ def make_args(values: dict[str, Any], source: str = "settings", cls: type = None
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
     for key, value in values.items():
+        if key == "opponent_mix" and cls is Args:
+            raise ValueError(
+                f"{source}: opponent_mix was replaced by the league: set self_play (share of "
+                "games against the current policy), league (bots and checkpoint:PATH) and "
+                "pool_size/snapshot_every (snapshots)"
+            )
         if key not in known:
             raise ValueError(
                 f"{source}: unknown setting {key!r}; expected one of {', '.join(sorted(known))}"
@@ -210,8 +240,9 @@ def validate(args: Args) -> None:
             "update_epochs",
             "hidden_size",
             "hidden_layers",
-            "pool_size",
             "snapshot_every",
+            "exploiter_steps",
+            "exploiter_eval_games",
             "checkpoint_every",
             "keep_checkpoints",
         ),
@@ -221,25 +252,20 @@ def validate(args: Args) -> None:
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
             f"num_minibatches ({args.num_minibatches})"
         )
-    kinds = ("self", "pool", *BATCHED_BOTS)
-    if not args.opponent_mix:
-        raise ValueError("opponent_mix must name at least one opponent kind")
-    for kind, weight in args.opponent_mix.items():
-        if kind not in kinds:
-            raise ValueError(
-                f"opponent_mix: unknown opponent {kind!r}; expected some of {', '.join(kinds)}"
-            )
-        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
-            raise ValueError(
-                f"opponent_mix: weight of {kind!r} must be a number >= 0, got {weight!r}"
-            )
-    if sum(args.opponent_mix.values()) <= 0:
-        raise ValueError("opponent_mix weights must not all be zero")
-    for bot in args.eval_opponents:
-        if bot not in BATCHED_BOTS:
-            raise ValueError(
-                f"eval_opponents: unknown bot {bot!r}; expected some of {', '.join(BATCHED_BOTS)}"
-            )
+    for name in ("self_play", "exploiter_margin"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise ValueError(f"{name} must lie in [0, 1], got {getattr(args, name)!r}")
+    if args.pfsp_power < 0:
+        raise ValueError(f"pfsp_power must be >= 0, got {args.pfsp_power!r}")
+    for name in ("pool_size", "exploiter_every"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)}")
+    for spec in [*args.league, *args.eval_opponents]:
+        check_member_spec(spec)
+    if args.self_play < 1.0 and not args.league and not args.pool_size:
+        raise ValueError(
+            "nobody to play: self_play < 1 needs league members or snapshots (pool_size)"
+        )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
 
@@ -256,129 +282,41 @@ def game_rules(args: Args) -> RuleSet:
     return RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
 
 
-# ------------------------------------------------------------------------- opponents
-class Opponents:
-    """Chooses and plays the non-learner seats of every game.
-
-    Each game slot draws one opponent kind from ``opponent_mix`` when its game starts:
-    the current policy (``self``), the pool snapshot of the current rollout (``pool``,
-    drawn uniformly from the pool at every rollout; the current policy while the pool is
-    empty), or a bot.
-    """
-
-    def __init__(self, args: Args, env: BatchedEnv, rng: np.random.Generator) -> None:
-        self.env = env
-        self.rng = rng
-        self.kinds = list(args.opponent_mix)
-        weights = np.array([args.opponent_mix[k] for k in self.kinds], dtype=float)
-        self.weights = weights / weights.sum()
-        self.bots = {
-            name: BatchedProbabilisticBot(env, name, seed=args.seed + i)
-            for i, name in enumerate(self.kinds)
-            if name in BATCHED_BOTS
-        }
-        self.pool: list[PolicyNet] = []
-        self.pool_size = args.pool_size
-        self.kind = np.zeros(env.num_envs, dtype=np.int64)
-        self.snapshot = 0
-        self.redraw(np.arange(env.num_envs))
-
-    def new_rollout(self) -> None:
-        """Draws the pool snapshot that plays ``pool`` games during the next rollout."""
-        self.snapshot = int(self.rng.integers(0, max(1, len(self.pool))))
-
-    def redraw(self, slots: np.ndarray) -> None:
-        """Draws new opponents for the game slots ``slots``."""
-        if len(slots) == 0:
-            return
-        self.kind[slots] = self.rng.choice(len(self.kinds), size=len(slots), p=self.weights)
-
-    def add_snapshot(self, model: PolicyNet) -> None:
-        """Freezes a copy of ``model`` into the pool."""
-        frozen = PolicyNet(model.shape, model.rules).to(self.env.device)
-        frozen.load_state_dict(model.state_dict())
-        frozen.eval()
-        self.pool.append(frozen)
-        if len(self.pool) > self.pool_size:
-            self.pool.pop(0)
-        self.snapshot = min(self.snapshot, len(self.pool) - 1)
-
-    @torch.no_grad()
-    def act(
-        self,
-        policy: PolicyNet,
-        obs: torch.Tensor,
-        mask: torch.Tensor,
-        rows: np.ndarray,
-        generator: torch.Generator,
-    ) -> torch.Tensor:
-        """Actions for the opponents to act in games ``rows`` (full-batch tensor)."""
-        device = self.env.device
-        actions = torch.zeros(self.env.num_envs, dtype=torch.long, device=device)
-        for k, kind in enumerate(self.kinds):
-            sel = rows[self.kind[rows] == k]
-            if len(sel) == 0:
-                continue
-            if kind in self.bots:
-                idx = torch.as_tensor(sel, device=device)
-                actions[idx] = self.bots[kind].act(mask, idx)
-                continue
-            net = policy if kind == "self" or not self.pool else self.pool[self.snapshot]
-            idx = torch.as_tensor(sel, device=device)
-            logits, _ = net(obs[idx], mask[idx])
-            actions[idx] = sample_actions(logits, generator)
-        return actions
-
-
 # ------------------------------------------------------------------------- evaluation
-@torch.no_grad()
 def evaluate_policy(
-    policy: PolicyNet, rules: RuleSet, bot: str, games: int, seed: int, device: str = "cpu"
+    policy: PolicyNet, rules: RuleSet, opponent: str, games: int, seed: int, device: str = "cpu"
 ) -> dict[str, Any]:
-    """Win rate of ``policy`` in one seat against ``bot`` in all others (batched).
+    """Win rate of ``policy`` in one seat against ``opponent`` in all others.
 
-    Seats rotate over the game slots; a game in which the policy is eliminated counts as
-    a loss at once (and the slot starts a new game).
+    ``opponent`` is a bot preset or ``checkpoint:PATH``; see
+    :func:`training.league.play_match`.
     """
-    n = rules.num_players
-    slots = min(games, 512)
-    slots -= slots % n or 0
-    slots = max(slots, n)
-    env = BatchedEnv(rules, num_envs=slots, device=device, seed=seed, check_actions=False)
-    bot_player = BatchedProbabilisticBot(env, bot, seed=seed)
-    gen = torch.Generator(device=device).manual_seed(seed)
-    learner = torch.arange(slots, device=device) % n
-    obs, mask = env.reset()
-    wins = played = 0
-    was_training = policy.training
-    policy.eval()
-    while played < games:
-        mine = env.current_player == learner
-        actions = torch.zeros(slots, dtype=torch.long, device=device)
-        if bool(mine.any()):
-            idx = mine.nonzero().squeeze(1)
-            logits, _ = policy(obs[idx], mask[idx])
-            actions[idx] = sample_actions(logits, gen)
-        other = (~mine).nonzero().squeeze(1)
-        actions[other] = bot_player.act(mask, other)
-        obs, mask, _, dones, info = env.step(actions)
-        out = (env.dice_left.gather(1, learner[:, None]).squeeze(1) == 0) & ~dones
-        won = dones & (info["winner"] == learner)
-        wins += int(won.sum())
-        played += int(dones.sum()) + int(out.sum())
-        if bool(out.any()):
-            env.reset_games(out)
-            obs, mask = env.observe(), env.legal_mask()
-    policy.train(was_training)
-    lo, hi = wilson_interval(wins, played)
-    return {"bot": bot, "games": played, "wins": wins, "win_rate": wins / played, "ci95": [lo, hi]}
+    result = play_match(
+        Member("policy", "self"),
+        member_from_spec(opponent, rules, device),
+        rules,
+        games,
+        seed,
+        device,
+        policy=policy,
+    )
+    return {"bot": opponent, **result}
 
 
 # ------------------------------------------------------------------------- training
 class Trainer:
-    """State and loop of one training run (see the module docstring)."""
+    """State and loop of one training run (see the module docstring).
 
-    def __init__(self, args: Args, resume: bool = False) -> None:
+    Args:
+        args: The settings.
+        resume: Continue from the run's last checkpoint.
+        opponents: Extra league members (used for exploiters and ``liars-exploit``:
+            the frozen policy they train against).
+    """
+
+    def __init__(
+        self, args: Args, resume: bool = False, opponents: list[Member] | None = None
+    ) -> None:
         self.args = args
         self.rules = game_rules(args)
         self.run_dir = Path(args.runs_dir) / args.run_name
@@ -401,18 +339,33 @@ class Trainer:
             args.hidden_size,
             args.hidden_layers,
             args.bid_features,
+            args.belief_features,
         )
         self.policy = PolicyNet(self.shape, self.rules).to(self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=args.learning_rate, eps=1e-5)
         self.np_rng = np.random.default_rng(args.seed)
         self.generator = torch.Generator(device=self.device).manual_seed(args.seed)
-        self.opponents = Opponents(args, self.env, self.np_rng)
+        self.league = League(
+            self.env,
+            self.np_rng,
+            self.generator,
+            args.self_play,
+            args.pfsp_power,
+            args.pool_size,
+            seed=args.seed,
+        )
+        for spec in args.league:
+            self.league.add(member_from_spec(spec, self.rules, self.device))
+        for member in opponents or []:
+            self.league.add(member)
+        self.league.assign(np.arange(args.num_envs))
         self.learner = torch.arange(args.num_envs, device=self.device) % self.rules.num_players
         self.batch_size = args.num_envs * args.num_steps
         self.num_updates = max(1, args.total_steps // self.batch_size)
         self.update = 0
         self.global_step = 0
         self.best_win_rate = -1.0
+        self.exploiters = 0
         self.history: list[dict[str, Any]] = []
         self.episode_returns: list[float] = []
         if resume:
@@ -424,7 +377,7 @@ class Trainer:
 
         Rewards the learner earns meanwhile go to ``rewards_acc``; a game that ends for
         the learner (game over, or the learner out) sets ``dones_acc`` and the slot gets
-        a new game (and new opponents).
+        a new game (and a new opponent).
         """
         env, learner = self.env, self.learner
         for _ in range(64 * self.rules.num_players):
@@ -432,15 +385,16 @@ class Trainer:
             if not bool(waiting.any()):
                 return obs, mask
             rows = waiting.nonzero().squeeze(1).cpu().numpy()
-            actions = self.opponents.act(self.policy, obs, mask, rows, self.generator)
+            actions = self.league.act(self.policy, obs, mask, rows)
             obs, mask, rewards, dones, _ = env.step(actions, active=waiting)
             obs, mask = self._settle(obs, mask, rewards, dones, rewards_acc, dones_acc)
         raise RuntimeError("opponents did not hand the turn back to the learner")
 
     def _settle(self, obs, mask, rewards, dones, rewards_acc, dones_acc):
-        """Books the learner's rewards and ends games the learner has left."""
+        """Books the learner's rewards and results; ends games the learner has left."""
         env, learner = self.env, self.learner
-        rewards_acc += rewards.gather(1, learner[:, None]).squeeze(1)
+        mine = rewards.gather(1, learner[:, None]).squeeze(1)
+        rewards_acc += mine
         out = (env.dice_left.gather(1, learner[:, None]).squeeze(1) == 0) & ~dones
         finished = dones | out
         dones_acc |= finished
@@ -448,7 +402,9 @@ class Trainer:
             if bool(out.any()):
                 env.reset_games(out)
                 obs, mask = env.observe(), env.legal_mask()
-            self.opponents.redraw(finished.nonzero().squeeze(1).cpu().numpy())
+            slots = finished.nonzero().squeeze(1)
+            self.league.record(slots.cpu().numpy(), (mine[slots] > 0).cpu().numpy())
+            self.league.assign(slots.cpu().numpy())
         return obs, mask
 
     def train(self) -> dict[str, Any]:
@@ -459,9 +415,9 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
         writer = SummaryWriter(str(self.run_dir))
-        csv_path = self.run_dir / "metrics.csv"
         t, b = args.num_steps, args.num_envs
         obs_buf = torch.zeros((t, b, env.observation_size), device=device)
+        feat_buf = torch.zeros((t, b, self.policy.features_size), device=device)
         mask_buf = torch.zeros((t, b, env.num_actions), dtype=torch.bool, device=device)
         act_buf = torch.zeros((t, b), dtype=torch.long, device=device)
         logp_buf = torch.zeros((t, b), device=device)
@@ -484,11 +440,13 @@ class Trainer:
             if args.anneal_lr:
                 frac = 1.0 - self.update / self.num_updates
                 self.optimizer.param_groups[0]["lr"] = frac * args.learning_rate
-            self.opponents.new_rollout()
             for step in range(t):
                 obs_buf[step], mask_buf[step] = obs, mask
                 with torch.no_grad():
-                    logits, value = self.policy(obs, mask)
+                    features = self.policy.input_features(obs)
+                    if features is not None:
+                        feat_buf[step] = features
+                    logits, value = self.policy(obs, mask, features)
                     action = sample_actions(logits, self.generator)
                     logp_buf[step] = (
                         torch.log_softmax(logits, -1).gather(1, action[:, None]).squeeze(1)
@@ -505,12 +463,13 @@ class Trainer:
                     self.episode_returns += ep_return[dones_acc].tolist()
                     ep_return[dones_acc] = 0.0
             self.global_step += self.batch_size
-            stats = self._learn(
-                obs, mask, obs_buf, mask_buf, act_buf, logp_buf, val_buf, rew_buf, done_buf
-            )
+            buffers = (obs_buf, feat_buf, mask_buf, act_buf, logp_buf, val_buf, rew_buf, done_buf)
+            stats = self._learn(obs, mask, *buffers)
             self.update += 1
-            if self.update % args.snapshot_every == 0:
-                self.opponents.add_snapshot(self.policy)
+            if args.pool_size and self.update % args.snapshot_every == 0:
+                self.league.add(
+                    Member(f"snapshot@{self.global_step}", "snapshot", net=frozen_copy(self.policy))
+                )
             sps = (self.global_step - start_step) / (time.perf_counter() - start_time)
             stats.update(steps_per_second=sps, episodes=len(self.episode_returns))
             if self.episode_returns:
@@ -519,12 +478,14 @@ class Trainer:
                 stats["win_fraction"] = float(np.mean(np.array(recent) > 0))
             for key, value in stats.items():
                 writer.add_scalar(f"train/{key}", value, self.global_step)
+            if args.exploiter_every and self.update % args.exploiter_every == 0:
+                self._train_exploiter(writer)
             if (
                 args.eval_every
                 and self.update % args.eval_every == 0
                 or self.update == self.num_updates
             ):
-                latest_eval = self._periodic_eval(writer, csv_path)
+                latest_eval = self._periodic_eval(writer)
             if self.update % args.checkpoint_every == 0 or self.update == self.num_updates:
                 self._checkpoint()
             bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}".strip(), refresh=False)
@@ -535,7 +496,17 @@ class Trainer:
         return self.final_evaluation()
 
     def _learn(
-        self, next_obs, next_mask, obs_buf, mask_buf, act_buf, logp_buf, val_buf, rew_buf, done_buf
+        self,
+        next_obs,
+        next_mask,
+        obs_buf,
+        feat_buf,
+        mask_buf,
+        act_buf,
+        logp_buf,
+        val_buf,
+        rew_buf,
+        done_buf,
     ) -> dict[str, float]:
         """GAE and the clipped PPO update on one rollout."""
         args = self.args
@@ -551,6 +522,8 @@ class Trainer:
                 advantages[step] = last
             returns = advantages + val_buf
         b_obs = obs_buf.reshape(-1, obs_buf.shape[-1])
+        b_feat = feat_buf.reshape(-1, feat_buf.shape[-1])
+        has_features = b_feat.shape[-1] > 0
         b_mask = mask_buf.reshape(-1, mask_buf.shape[-1])
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), val_buf.reshape(-1)
@@ -560,7 +533,8 @@ class Trainer:
             order = torch.randperm(self.batch_size, device=self.device, generator=self.generator)
             for start in range(0, self.batch_size, minibatch):
                 idx = order[start : start + minibatch]
-                logits, value = self.policy(b_obs[idx], b_mask[idx])
+                feats = b_feat[idx] if has_features else None
+                logits, value = self.policy(b_obs[idx], b_mask[idx], feats)
                 logp_all = torch.log_softmax(logits, -1)
                 new_logp = logp_all.gather(1, b_act[idx, None]).squeeze(1)
                 log_ratio = new_logp - b_logp[idx]
@@ -592,39 +566,95 @@ class Trainer:
             "learning_rate": self.optimizer.param_groups[0]["lr"],
         }
 
+    # -------------------------------------------------------------- exploiters
+    def _train_exploiter(self, writer) -> dict[str, Any]:
+        """Trains a fresh learner against the frozen main policy; promotes it if it wins.
+
+        The exploiter's own run (logs, checkpoints) goes to
+        ``runs/<run>/exploiters/<k>``; its result is logged under ``league/``.
+        """
+        args = self.args
+        k = self.exploiters
+        self.exploiters += 1
+        main = Member(f"main@{self.global_step}", "checkpoint", net=frozen_copy(self.policy))
+        sub_args = dataclasses.replace(
+            args,
+            run_name=f"{args.run_name}/exploiters/{k}",
+            total_steps=args.exploiter_steps,
+            seed=args.seed + 1000 + k,
+            self_play=0.0,
+            league=[],
+            pool_size=0,
+            exploiter_every=0,
+            eval_every=0,
+            eval_opponents=[],
+            final_eval_games=0,
+            compare_checkpoint="",
+            progress=False,
+        )
+        exploiter = Trainer(sub_args, opponents=[main])
+        exploiter.train()
+        result = play_match(
+            Member("exploiter", "checkpoint", net=frozen_copy(exploiter.policy)),
+            main,
+            self.rules,
+            args.exploiter_eval_games,
+            seed=20_000 + k,
+            device=self.device,
+        )
+        parity = 1.0 / self.rules.num_players
+        promoted = result["win_rate"] >= parity + args.exploiter_margin
+        if promoted:
+            self.league.add(
+                Member(
+                    f"exploiter{k}@{self.global_step}",
+                    "exploiter",
+                    net=frozen_copy(exploiter.policy),
+                )
+            )
+        writer.add_scalar("league/exploiter_win_rate", result["win_rate"], self.global_step)
+        writer.add_scalar("league/exploiter_promoted", float(promoted), self.global_step)
+        tqdm_write(
+            f"exploiter {k}: win rate {result['win_rate']:.3f} vs the main policy "
+            f"({'joins the league' if promoted else 'not promoted'})"
+        )
+        return {**result, "promoted": promoted}
+
     # -------------------------------------------------------------- evaluation
-    def _periodic_eval(self, writer, csv_path: Path) -> str:
+    def _periodic_eval(self, writer) -> str:
         args = self.args
         row: dict[str, Any] = {"update": self.update, "step": self.global_step}
         parts = []
-        for bot in args.eval_opponents:
+        rates = []
+        for opponent in args.eval_opponents:
             result = evaluate_policy(
                 self.policy,
                 self.rules,
-                bot,
+                opponent,
                 args.eval_games,
                 seed=10_000 + self.update,
                 device=args.device,
             )
-            row[f"win_rate_vs_{bot}"] = result["win_rate"]
-            row[f"ci95_lo_vs_{bot}"], row[f"ci95_hi_vs_{bot}"] = result["ci95"]
-            writer.add_scalar(f"eval/win_rate_vs_{bot}", result["win_rate"], self.global_step)
-            parts.append(f"vs {bot}: {result['win_rate']:.3f}")
+            rates.append(result["win_rate"])
+            row[f"win_rate_vs_{opponent}"] = result["win_rate"]
+            row[f"ci95_lo_vs_{opponent}"], row[f"ci95_hi_vs_{opponent}"] = result["ci95"]
+            writer.add_scalar(f"eval/win_rate_vs_{opponent}", result["win_rate"], self.global_step)
+            parts.append(f"vs {opponent}: {result['win_rate']:.3f}")
+        for member in self.league.table():
+            name = member["name"]
+            row[f"league_win_rate_vs_{name}"] = member["win_rate"]
+            row[f"league_weight_{name}"] = member["weight"]
+            writer.add_scalar(f"league/win_rate_vs_{name}", member["win_rate"], self.global_step)
+            writer.add_scalar(f"league/weight_{name}", member["weight"], self.global_step)
         self.history.append(row)
-        first = not csv_path.exists()
-        with open(csv_path, "a", newline="") as handle:
-            out = csv.DictWriter(handle, fieldnames=list(row))
-            if first:
-                out.writeheader()
-            out.writerow(row)
-        key = f"win_rate_vs_{args.eval_opponents[0]}" if args.eval_opponents else None
-        if key and row[key] > self.best_win_rate:
-            self.best_win_rate = row[key]
+        write_metrics(self.run_dir / "metrics.csv", self.history)
+        if rates and float(np.mean(rates)) > self.best_win_rate:
+            self.best_win_rate = float(np.mean(rates))
             self._checkpoint(name="best")
         return " ".join(parts)
 
     def plot_learning_curve(self) -> Path | None:
-        """Writes ``learning_curve.png``: win rate vs the bots over training steps."""
+        """Writes ``learning_curve.png``: win rate vs the eval opponents over training."""
         if not self.history:
             return None
         import matplotlib
@@ -633,12 +663,13 @@ class Trainer:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6.4, 3.8))
-        steps = [r["step"] for r in self.history]
-        for bot in self.args.eval_opponents:
-            rate = [r[f"win_rate_vs_{bot}"] for r in self.history]
-            lo = [r[f"ci95_lo_vs_{bot}"] for r in self.history]
-            hi = [r[f"ci95_hi_vs_{bot}"] for r in self.history]
-            ax.plot(steps, rate, marker="o", label=f"vs {bot}")
+        for opponent in self.args.eval_opponents:
+            rows = [r for r in self.history if f"win_rate_vs_{opponent}" in r]
+            steps = [r["step"] for r in rows]
+            rate = [r[f"win_rate_vs_{opponent}"] for r in rows]
+            lo = [r[f"ci95_lo_vs_{opponent}"] for r in rows]
+            hi = [r[f"ci95_hi_vs_{opponent}"] for r in rows]
+            ax.plot(steps, rate, marker="o", label=f"vs {opponent}")
             ax.fill_between(steps, lo, hi, alpha=0.2)
         ax.axhline(1 / self.rules.num_players, color="grey", linestyle="--", label="parity")
         ax.set_xlabel("learner decisions")
@@ -667,7 +698,7 @@ class Trainer:
             except CheckpointError as exc:
                 print(f"(not comparing with {args.compare_checkpoint}: {exc})")
         for name, net in players.items():
-            for bot in BATCHED_BOTS:
+            for bot in BOT_PRESETS:
                 result = evaluate_policy(
                     net, self.rules, bot, args.final_eval_games, seed=99, device=args.device
                 )
@@ -688,18 +719,13 @@ class Trainer:
             best_win_rate=self.best_win_rate,
             last_eval=self.history[-1] if self.history else None,
         )
-        pool = {
-            f"pool.{i}.{k}": v.detach().cpu()
-            for i, net in enumerate(self.opponents.pool)
-            for k, v in net.state_dict().items()
-        }
         state = {
             "optimizer": self.optimizer.state_dict(),
             "update": self.update,
             "global_step": self.global_step,
             "best_win_rate": self.best_win_rate,
-            "pool_size": len(self.opponents.pool),
-            "pool": pool,
+            "exploiters": self.exploiters,
+            **self.league.state(),
             "torch_rng": torch.get_rng_state(),
             "generator": self.generator.get_state(),
             "env_generator": self.env.generator.get_state(),
@@ -726,16 +752,15 @@ class Trainer:
             raise CheckpointError(f"{path}: network {meta['network']} differs from the config")
         self.policy.load_state_dict(model.state_dict())
         state = load_trainer_state(path)
+        if "league" not in state:
+            raise CheckpointError(
+                f"{path} was saved before league training and cannot be resumed by it"
+            )
         self.optimizer.load_state_dict(state["optimizer"])
         self.update, self.global_step = int(state["update"]), int(state["global_step"])
         self.best_win_rate = float(state["best_win_rate"])
-        for i in range(int(state["pool_size"])):
-            prefix = f"pool.{i}."
-            snapshot = PolicyNet(self.shape, self.rules).to(self.device)
-            snapshot.load_state_dict(
-                {k[len(prefix) :]: v for k, v in state["pool"].items() if k.startswith(prefix)}
-            )
-            self.opponents.add_snapshot(snapshot)
+        self.exploiters = int(state["exploiters"])
+        self.league.load_state(state, self.policy)
         torch.set_rng_state(state["torch_rng"])
         self.generator.set_state(state["generator"])
         self.env.generator.set_state(state["env_generator"])
@@ -743,6 +768,30 @@ class Trainer:
         self.history = json.loads(state["history"])
         self.episode_returns = state["episode_returns"].tolist()
         print(f"resumed {path} at update {self.update}, step {self.global_step}")
+
+
+def write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Writes ``metrics.csv`` anew (temp file, then rename).
+
+    One row per evaluation; the columns are the union of all rows' keys, since league
+    members join over time.
+    """
+    columns: list[str] = []
+    for row in rows:
+        columns += [key for key in row if key not in columns]
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as handle:
+        out = csv.DictWriter(handle, fieldnames=columns)
+        out.writeheader()
+        out.writerows(rows)
+    os.replace(tmp, path)
+
+
+def tqdm_write(message: str) -> None:
+    """Prints a line without breaking a progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(message)
 
 
 def _progress_bar(enabled: bool, total: int, initial: int):

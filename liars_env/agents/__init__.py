@@ -11,6 +11,7 @@ from liars_env.agents.base import Agent, PlayerView, RandomAgent, view_of
 from liars_env.agents.probabilistic import (
     BOT_PRESETS,
     BayesianAgent,
+    BeliefAgent,
     ProbabilisticAgent,
     ProbabilisticParams,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "BOT_PRESETS",
     "Agent",
     "BayesianAgent",
+    "BeliefAgent",
     "PlayerView",
     "ProbabilisticAgent",
     "ProbabilisticParams",

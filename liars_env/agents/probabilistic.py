@@ -14,6 +14,8 @@ the binomial prior, per bid), and one who bid other faces slightly fewer.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import combinations_with_replacement
+from math import lgamma, log
 
 import numpy as np
 
@@ -25,6 +27,10 @@ from liars_env.agents.probability import (
     match_probability,
 )
 from liars_env.rules import counts_as_match
+
+TIE = 1e-9
+"""Probabilities closer than this count as equal in every comparison the bots make, so
+that twins computing the same number in different orders decide alike."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +45,16 @@ class ProbabilisticParams:
     """Make the exact call when it is right with at least this probability (and is the
     best bet of all the options)."""
     evidence: float = 0.0
-    """Bayesian weight of an opponent's bid on a face (log-odds per matching die)."""
+    """Bayesian weight of an opponent's bid on a face (log-odds per matching die; for
+    ``bayes`` per face, for ``belief`` over the whole hand)."""
     counter_evidence: float = 0.0
     """Bayesian weight against a face for each of the opponent's bids on other faces."""
+    follow_evidence: float = 0.0
+    """``belief`` bot: ``evidence`` for a bid that keeps the face of the bid it raised
+    (the bidder may only be following)."""
+    bluff_floor: float = 1.0
+    """``belief`` bot: weight the bidding model leaves for a bid its bidder did not
+    believe (see :mod:`liars_env.belief`); 1 means bids say nothing about hands."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -51,6 +64,8 @@ class ProbabilisticParams:
         for name in ("challenge_threshold", "bluff_rate", "exact_threshold"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)!r}")
+        if not 0.0 < self.bluff_floor <= 1.0:
+            raise ValueError(f"bluff_floor must lie in (0, 1], got {self.bluff_floor!r}")
 
 
 BOT_PRESETS: dict[str, ProbabilisticParams] = {
@@ -60,9 +75,17 @@ BOT_PRESETS: dict[str, ProbabilisticParams] = {
     "bayes": ProbabilisticParams(
         challenge_threshold=0.5, bluff_rate=0.05, evidence=1.0, counter_evidence=0.15
     ),
+    "belief": ProbabilisticParams(
+        challenge_threshold=0.5,
+        bluff_rate=0.0,
+        evidence=0.5,
+        follow_evidence=0.0,
+        bluff_floor=0.25,
+    ),
 }
-"""Named bots: ``probabilistic`` (the default), ``cautious``, ``bold`` and the Bayesian
-``bayes`` (the stronger baseline)."""
+"""Named bots: ``probabilistic`` (the default), ``cautious``, ``bold``, the Bayesian
+``bayes``, and ``belief``, the strongest, which weighs every possible hand of each
+opponent by how likely that opponent's bids were with it."""
 
 
 class ProbabilisticAgent:
@@ -142,7 +165,7 @@ class ProbabilisticAgent:
         if len(bid_ids):
             raise_p = mine[codec.bid_face[bid_ids], codec.bid_quantity[bid_ids]]
             p_raise = float(raise_p.max())
-            best_raise = int(bid_ids[np.flatnonzero(raise_p >= p_raise - 1e-9)[-1]])
+            best_raise = int(bid_ids[np.flatnonzero(raise_p >= p_raise - TIE)[-1]])
             if self.rng.random() < params.bluff_rate:
                 return int(bid_ids[self.rng.integers(min(len(bid_ids), 2 * codec.faces))])
         if view.current_bid is None:
@@ -152,9 +175,16 @@ class ProbabilisticAgent:
         p_true = float(current[face, quantity])
         if codec.exact is not None and self._exact_worthwhile(view):
             p_exact = p_true - float(current[face, quantity + 1])
-            if p_exact >= params.exact_threshold and p_exact >= max(1 - p_true, p_raise):
+            if (
+                p_exact >= params.exact_threshold - TIE
+                and p_exact >= max(1 - p_true, p_raise) - TIE
+            ):
                 return codec.exact
-        if best_raise is None or p_true < params.challenge_threshold or p_raise < 1 - p_true:
+        if (
+            best_raise is None
+            or p_true < params.challenge_threshold - TIE
+            or p_raise < 1 - p_true - TIE
+        ):
             return codec.challenge
         return best_raise
 
@@ -216,4 +246,89 @@ class BayesianAgent(ProbabilisticAgent):
             pmf = self.count_distribution(view, face, bidder)
             at_least = np.cumsum(pmf[::-1])[::-1]
             table[face, : len(at_least)] = np.minimum(at_least, 1.0)
+        return table
+
+
+class BeliefAgent(ProbabilisticAgent):
+    """A probabilistic bot that weighs each opponent's possible hands by its bids.
+
+    The plain-numpy reference of :class:`liars_env.belief.BeliefModel` (same bidding
+    model, same numbers): for every opponent, every multiset of its dice gets its
+    multinomial prior times ``(ε + (1 − ε)·P(bid holds | that hand))·exp(λ·m)`` for each
+    of its bids this round (``ε`` = ``params.bluff_floor``, ``λ`` = ``params.evidence``,
+    ``m`` the hand's dice counting as the bid's face); the count at a reveal is the
+    viewer's own matches plus the opponents' posterior matches. With individual hands a
+    bid is about its bidder's dice alone: its count is the bidder's posterior matches
+    (or the viewer's own, for its own bid).
+    """
+
+    def __init__(
+        self,
+        params: ProbabilisticParams | None = None,
+        seed: int | None = None,
+        name: str = "belief",
+    ) -> None:
+        super().__init__(params or BOT_PRESETS["belief"], seed=seed, name=name)
+
+    def opponent_matches(self, view: PlayerView, seat: int) -> np.ndarray:
+        """``M[f, k]``: posterior chance that ``seat`` holds ``k`` dice counting as ``f``."""
+        rules, eps = view.rules, self.params.bluff_floor
+        n, faces = view.dice_left[seat], rules.faces
+        wild = rules.ones_wild and not view.palifico
+        hands = np.array(
+            [
+                np.bincount(np.array(h, dtype=np.int64), minlength=faces + 1)
+                for h in combinations_with_replacement(range(1, faces + 1), n)
+            ]
+        )
+        matches = hands.copy()
+        if wild:
+            matches[:, 2:] += hands[:, 1:2]
+        log_w = np.array(
+            [lgamma(n + 1) - sum(lgamma(c + 1) for c in h[1:]) - n * log(faces) for h in hands]
+        )
+        # what the bidder could not see when it bid: nothing, with individual hands
+        unseen = sum(view.dice_left) - n if rules.hand == "common" else 0
+        for i, (bidder, quantity, face) in enumerate(view.bids):
+            if bidder != seat:
+                continue
+            tail = binomial_tail(unseen, match_probability(rules, face, palifico=view.palifico))
+            holds = tail[np.clip(quantity - matches[:, face], 0, unseen + 1)]
+            follows = i > 0 and view.bids[i - 1][2] == face
+            lam = self.params.follow_evidence if follows else self.params.evidence
+            log_w = log_w + np.log(eps + (1 - eps) * holds) + lam * matches[:, face]
+        post = np.exp(log_w - log_w.max())
+        post /= post.sum()
+        out = np.zeros((faces + 1, n + 1))
+        for face in range(1, faces + 1):
+            out[face] = np.bincount(matches[:, face], weights=post, minlength=n + 1)
+        return out
+
+    def count_distribution(self, view: PlayerView, face: int, bidder: int) -> np.ndarray:
+        """Posterior ``P(count == c)`` at a reveal of a bid on ``face``."""
+        table = self.tail_table(view, bidder)[face]
+        return table[:-1] - table[1:]
+
+    def tail_table(self, view: PlayerView, bidder: int) -> np.ndarray:
+        """Tails of :meth:`count_distribution` for every face (one posterior per seat)."""
+        rules = view.rules
+        own = np.bincount(view.dice, minlength=rules.faces + 1)
+        wild = rules.ones_wild and not view.palifico
+        counted = self.counted_seats(view, bidder)
+        if view.seat not in counted:
+            own = np.zeros_like(own)
+        per_seat = [
+            self.opponent_matches(view, seat)
+            for seat in counted
+            if seat != view.seat and view.dice_left[seat]
+        ]
+        table = np.zeros((rules.faces + 1, rules.max_quantity + 2))
+        for face in range(1, rules.faces + 1):
+            known = int(own[face]) + (int(own[1]) if wild and face != 1 else 0)
+            total = np.zeros(known + 1)
+            total[known] = 1.0
+            for matches in per_seat:
+                total = np.convolve(total, matches[face])
+            at_least = np.minimum(np.cumsum(total[::-1])[::-1], 1.0)
+            table[face, : len(at_least)] = at_least
         return table

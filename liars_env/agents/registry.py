@@ -4,7 +4,8 @@ Specs:
 
 * ``random``: uniform over legal actions.
 * ``probabilistic``, ``cautious``, ``bold``: probability bots (see
-  :data:`~liars_env.agents.probabilistic.BOT_PRESETS`); ``bayes``: the Bayesian one.
+  :data:`~liars_env.agents.probabilistic.BOT_PRESETS`); ``bayes``: the Bayesian one;
+  ``belief``: the strongest, reading each opponent's bids as evidence about its hand.
 * ``NAME:key=value,...``: a bot preset with some settings changed, e.g.
   ``probabilistic:challenge_threshold=0.4,bluff_rate=0.1``.
 * ``checkpoint:PATH``: a trained policy folder (needs torch).
@@ -18,6 +19,7 @@ from liars_env.agents.base import Agent, RandomAgent
 from liars_env.agents.probabilistic import (
     BOT_PRESETS,
     BayesianAgent,
+    BeliefAgent,
     ProbabilisticAgent,
     ProbabilisticParams,
 )
@@ -59,7 +61,7 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         params = BOT_PRESETS[name]
         if arg:
             params = dataclasses.replace(params, **_parse_settings(spec, arg))
-        cls = BayesianAgent if name == "bayes" else ProbabilisticAgent
+        cls = {"bayes": BayesianAgent, "belief": BeliefAgent}.get(name, ProbabilisticAgent)
         return cls(params, seed=seed, name=spec)
     raise ValueError(f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}")
 

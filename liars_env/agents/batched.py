@@ -1,0 +1,236 @@
+"""The probability bots in array form, for opponents and evaluation on a BatchedEnv.
+
+Every bot here makes, for all selected games at once, the decision its scalar twin in
+:mod:`liars_env.agents.probabilistic` makes for one game: the same probabilities, the
+same thresholds and the same tie-breaking (checked action for action in the tests; bluffs
+draw from the batch's own torch generator, so they are compared with bluffs off).
+
+* :class:`BatchedProbabilisticBot` (``probabilistic``, ``cautious``, ``bold``): each bid's
+  chance from the bot's own dice.
+* :class:`BatchedBayesBot` (``bayes``): tilted-binomial beliefs about each opponent.
+* :class:`BatchedBeliefBot` (``belief``): posteriors over each opponent's whole hand
+  (:class:`liars_env.belief.BeliefModel`).
+
+:func:`make_batched_bot` builds any of them by name.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from liars_env.agents.probabilistic import BOT_PRESETS, TIE, ProbabilisticParams
+from liars_env.batched import BatchedEnv
+from liars_env.belief import (
+    BeliefModel,
+    count_tails,
+    parse_observation,
+    tail_table,
+    tilted_match_distributions,
+)
+
+BATCHED_BOT_NAMES = tuple(BOT_PRESETS)
+"""Bot presets that have a batched twin (all of them)."""
+
+
+class BatchedProbabilisticBot:
+    """Vectorized probabilistic bot (``hand="common"`` only, like the batched engine).
+
+    Args:
+        env: The batch it plays in (its rules and device are used).
+        params: Bot settings, or a preset name of
+            :data:`~liars_env.agents.probabilistic.BOT_PRESETS`.
+        seed: Seeds the bluffs.
+    """
+
+    preset = "probabilistic"
+    """The preset used when ``params`` is not given."""
+
+    def __init__(
+        self, env: BatchedEnv, params: ProbabilisticParams | str | None = None, seed: int = 0
+    ) -> None:
+        if params is None:
+            params = self.preset
+        if isinstance(params, str):
+            if params not in BOT_PRESETS:
+                raise ValueError(
+                    f"no batched bot {params!r}; expected one of {', '.join(BOT_PRESETS)}"
+                )
+            params = BOT_PRESETS[params]
+        self.params = params
+        self.env = env
+        rules, dev = env.rules, env.device
+        self.faces = rules.faces
+        self._tails = tail_table(rules).to(dev)
+        self._bid_face = torch.as_tensor(env.codec.bid_face.copy(), device=dev)
+        self._bid_quantity = torch.as_tensor(env.codec.bid_quantity.copy(), device=dev)
+        self._face_ids = torch.arange(1, rules.faces + 1, device=dev)
+        self.generator = torch.Generator(device=dev)
+        self.generator.manual_seed(seed)
+
+    # ---------------------------------------------------------------- beliefs
+    def bid_tails(
+        self, rows: torch.Tensor, obs: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``P(count >= q)`` and ``P(count >= q + 1)`` for every bid id ``(q, f)``.
+
+        From the acting player's own dice alone: its matches plus Binomial(unseen, p).
+        """
+        env, rules = self.env, self.env.rules
+        n, nb = len(rows), env.codec.num_bids
+        cur = env.current_player[rows]
+        own = env.dice[rows, cur]  # (n, D)
+        held = (own[:, :, None] == self._face_ids).sum(1)  # (n, F): faces 1..F
+        unseen = env.dice_left[rows].sum(1) - env.dice_left[rows, cur]
+        wild = torch.zeros(n, dtype=torch.bool, device=env.device)
+        if rules.ones_wild:
+            wild = ~env.palifico[rows]
+        wild_face = wild[:, None] & (self._face_ids != 1)  # (n, F)
+        known = held + wild_face * held[:, :1]
+        face_idx = self._bid_face - 1
+        known_b = known[:, face_idx]  # (n, nb)
+        choice_b = wild_face[:, face_idx].long()
+        unseen_b = unseen[:, None].expand(-1, nb)
+        top = self._tails.shape[2] - 1
+
+        def holds(quantity: torch.Tensor) -> torch.Tensor:
+            m = (quantity - known_b).clamp(0, top)
+            return self._tails[choice_b, unseen_b, m]
+
+        return holds(self._bid_quantity), holds(self._bid_quantity + 1)
+
+    # ---------------------------------------------------------------- decisions
+    def act(
+        self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Actions for the acting players of games ``rows`` (an index tensor).
+
+        Args:
+            mask: ``(B, A)`` legal mask of the whole batch (as the env returned it).
+            rows: Games to decide for.
+            obs: ``(B, size)`` observations of the whole batch, if at hand (the bots
+                that read bids use them; computed from the env otherwise).
+        """
+        env, params, rules = self.env, self.params, self.env.rules
+        nb = env.codec.num_bids
+        n = len(rows)
+        if n == 0:
+            return torch.zeros(0, dtype=torch.long, device=env.device)
+        p_bid, p_next = self.bid_tails(rows, obs)
+        mask = mask[rows]
+        legal_bids = mask[:, :nb]
+        cur = env.current_player[rows]
+        masked = torch.where(legal_bids, p_bid, -1.0)
+        p_raise = masked.max(1).values
+        best = legal_bids & (masked >= p_raise[:, None] - TIE)
+        best_raise = nb - 1 - best.flip(1).to(torch.int8).argmax(1)
+        has_raise = legal_bids.any(1)
+
+        bid_id = env.bid_id[rows]
+        has_bid = bid_id >= 0
+        safe_bid = bid_id.clamp_min(0)[:, None]
+        p_true = p_bid.gather(1, safe_bid).squeeze(1)
+        p_exact = p_true - p_next.gather(1, safe_bid).squeeze(1)
+        p_raise = torch.where(has_raise, p_raise, -1.0)
+
+        action = best_raise.clone()
+        challenge = (
+            ~has_raise | (p_true < params.challenge_threshold - TIE) | (p_raise < 1 - p_true - TIE)
+        )
+        action = torch.where(has_bid & challenge, env.codec.challenge, action)
+        if env.codec.exact is not None:
+            worthwhile = torch.ones(n, dtype=torch.bool, device=env.device)
+            if rules.exact_call == "calza":
+                worthwhile = env.dice_left[rows, cur] < rules.dice_per_player
+            exact = (
+                has_bid
+                & worthwhile
+                & (p_exact >= params.exact_threshold - TIE)
+                & (p_exact >= torch.maximum(1 - p_true, p_raise) - TIE)
+            )
+            action = torch.where(exact, env.codec.exact, action)
+        if params.bluff_rate > 0:
+            u = torch.rand((n, 2), device=env.device, generator=self.generator)
+            bluff = has_raise & (u[:, 0] < params.bluff_rate)
+            cumulative = legal_bids.to(torch.int32).cumsum(1)
+            span = cumulative[:, -1].clamp_max(2 * self.faces)
+            rank = (u[:, 1] * span).to(torch.int32).clamp_max(span - 1)
+            pick = (cumulative > rank[:, None]).to(torch.int8).argmax(1)
+            action = torch.where(bluff, pick, action)
+        return action
+
+    def _observations(self, rows: torch.Tensor, obs: torch.Tensor | None) -> torch.Tensor:
+        return (obs if obs is not None else self.env.observe())[rows]
+
+    def _gather(self, tails: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-bid tails from ``(n, F, L + 1)`` per-face tails."""
+        face = self._bid_face - 1
+        return tails[:, face, self._bid_quantity], tails[:, face, self._bid_quantity + 1]
+
+
+class BatchedBayesBot(BatchedProbabilisticBot):
+    """Vectorized :class:`~liars_env.agents.probabilistic.BayesianAgent` (``bayes``)."""
+
+    preset = "bayes"
+
+    def bid_tails(
+        self, rows: torch.Tensor, obs: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tails of the count given the opponents' tilted posteriors."""
+        rules, params = self.env.rules, self.params
+        own, dice, wild, history = parse_observation(self._observations(rows, obs), rules)
+        n, f = len(rows), rules.faces
+        # bids per (opponent, face) this round
+        per_face = history[:, :, 1:].view(n, -1, f, rules.num_players - 1).sum(1)
+        same = per_face.transpose(1, 2)  # (n, S, F)
+        other = same.sum(2, keepdim=True) - same
+        dist = tilted_match_distributions(
+            dice[:, 1:],
+            same,
+            other,
+            wild,
+            f,
+            rules.dice_per_player,
+            params.evidence,
+            params.counter_evidence,
+        )
+        wild_face = wild[:, None] & (self._face_ids != 1)
+        known = own + wild_face * own[:, :1]
+        return self._gather(count_tails(known, dist, rules.max_quantity + 1))
+
+
+class BatchedBeliefBot(BatchedProbabilisticBot):
+    """Vectorized :class:`~liars_env.agents.probabilistic.BeliefAgent` (``belief``)."""
+
+    preset = "belief"
+
+    def __init__(
+        self, env: BatchedEnv, params: ProbabilisticParams | str | None = None, seed: int = 0
+    ) -> None:
+        super().__init__(env, params, seed)
+        self.model = BeliefModel(
+            env.rules,
+            self.params.bluff_floor,
+            self.params.evidence,
+            self.params.follow_evidence,
+            dtype=torch.float64,
+        ).to(env.device)
+
+    def bid_tails(
+        self, rows: torch.Tensor, obs: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tails of the count given the posteriors over the opponents' hands."""
+        return self._gather(self.model(self._observations(rows, obs).double()).tails)
+
+
+def make_batched_bot(env: BatchedEnv, name: str, seed: int = 0) -> BatchedProbabilisticBot:
+    """The batched twin of the bot preset ``name`` (see :data:`BOT_PRESETS`).
+
+    Example:
+        >>> env = BatchedEnv("perudo", num_envs=4)
+        >>> type(make_batched_bot(env, "belief")).__name__
+        'BatchedBeliefBot'
+    """
+    if name not in BOT_PRESETS:
+        raise ValueError(f"no batched bot {name!r}; expected one of {', '.join(BOT_PRESETS)}")
+    cls = {"bayes": BatchedBayesBot, "belief": BatchedBeliefBot}.get(name, BatchedProbabilisticBot)
+    return cls(env, BOT_PRESETS[name], seed)
