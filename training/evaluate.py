@@ -383,16 +383,10 @@ def summarize(
 
 
 def _parse_overrides(items: Sequence[str]) -> dict:
-    """``key=value`` rule overrides from the command line (values parsed as YAML scalars)."""
-    import yaml
+    """``key=value`` rule overrides from the command line (values parsed as YAML)."""
+    from training.config import parse_key_values
 
-    out = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"rule override {item!r} must look like key=value")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
+    return parse_key_values(items, what="rule override")
 
 
 def build_parser() -> argparse.ArgumentParser:

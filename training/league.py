@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from liars_env.agents.batched import make_batched_bot
-from liars_env.agents.probabilistic import BOT_PRESETS
+from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
 from liars_env.batched import BatchedEnv
 from liars_env.policy import NetworkShape, PolicyNet, load_policy, sample_actions
 from liars_env.rules import RuleSet
@@ -38,10 +37,11 @@ def check_member_spec(spec: str) -> None:
     """Raises ``ValueError`` unless ``spec`` names a bot preset or ``checkpoint:PATH``."""
     if not isinstance(spec, str):
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
-    if spec in BOT_PRESETS or (spec.startswith("checkpoint:") and len(spec) > 11):
+    if spec in BATCHED_BOT_NAMES or (spec.startswith("checkpoint:") and len(spec) > 11):
         return
     raise ValueError(
-        f"unknown opponent {spec!r}; expected a bot ({', '.join(BOT_PRESETS)}) or checkpoint:PATH"
+        f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}) "
+        "or checkpoint:PATH"
     )
 
 
@@ -94,7 +94,7 @@ class Member:
 def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> Member:
     """A bot or checkpoint member from its spec (see :func:`check_member_spec`)."""
     check_member_spec(spec)
-    if spec in BOT_PRESETS:
+    if spec in BATCHED_BOT_NAMES:
         return Member(spec, "bot", spec=spec)
     net = _load_frozen(spec.partition(":")[2], rules, str(device))
     return Member(spec, "checkpoint", net=net, spec=spec)

@@ -47,6 +47,7 @@ from liars_env.policy import (
     write_checkpoint,
 )
 from liars_env.rules import PRESETS, RuleSet
+from training.config import parse_key_values
 from training.league import (
     League,
     Member,
@@ -179,11 +180,7 @@ def load_args(config: str | None = None, sets: list[str] | None = None, cls: typ
         if not isinstance(loaded, dict):
             raise ValueError(f"config file {config} must hold a mapping of settings")
         values.update(loaded)
-    for item in sets or []:
-        key, eq, raw = item.partition("=")
-        if not eq:
-            raise ValueError(f"--set {item!r} must look like key=value")
-        values[key.strip()] = yaml.safe_load(raw)
+    values.update(parse_key_values(sets or []))
     return make_args(values, source=config or "--set", cls=cls)
 
 
@@ -873,12 +870,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(
                     f"--resume {args_ns.resume}: no run found (looked for {config_file})"
                 )
-            import yaml
-
             saved = json.loads(config_file.read_text())
-            for item in sets:
-                key, _, raw = item.partition("=")
-                saved[key.strip()] = yaml.safe_load(raw)
+            saved.update(parse_key_values(sets))
             args = make_args(saved, source=str(config_file))
             trainer = Trainer(args, resume=True)
         else:

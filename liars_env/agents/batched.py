@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from liars_env.agents.probabilistic import BOT_PRESETS, TIE, ProbabilisticParams
-from liars_env.batched import BatchedEnv
+from liars_env.batched import BatchedEnv, sample_legal
 from liars_env.belief import (
     BeliefModel,
     count_tails,
@@ -28,8 +28,28 @@ from liars_env.belief import (
     tilted_match_distributions,
 )
 
-BATCHED_BOT_NAMES = tuple(BOT_PRESETS)
-"""Bot presets that have a batched twin (all of them)."""
+BATCHED_BOT_NAMES = ("random", *BOT_PRESETS)
+"""Bots that have a batched twin: ``random`` and every preset."""
+
+
+class BatchedRandomBot:
+    """Uniform over the legal actions, like :class:`~liars_env.agents.RandomAgent`.
+
+    Args:
+        env: The batch it plays in.
+        seed: Seeds its draws.
+    """
+
+    def __init__(self, env: BatchedEnv, seed: int = 0) -> None:
+        self.env = env
+        self.generator = torch.Generator(device=env.device)
+        self.generator.manual_seed(seed)
+
+    def act(
+        self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Uniformly random legal actions for the games ``rows``."""
+        return sample_legal(mask[rows], self.generator)
 
 
 class BatchedProbabilisticBot:
@@ -222,15 +242,21 @@ class BatchedBeliefBot(BatchedProbabilisticBot):
         return self._gather(self.model(self._observations(rows, obs).double()).tails)
 
 
-def make_batched_bot(env: BatchedEnv, name: str, seed: int = 0) -> BatchedProbabilisticBot:
-    """The batched twin of the bot preset ``name`` (see :data:`BOT_PRESETS`).
+def make_batched_bot(
+    env: BatchedEnv, name: str, seed: int = 0
+) -> BatchedProbabilisticBot | BatchedRandomBot:
+    """The batched twin of the bot ``name`` (see :data:`BATCHED_BOT_NAMES`).
 
     Example:
         >>> env = BatchedEnv("perudo", num_envs=4)
         >>> type(make_batched_bot(env, "belief")).__name__
         'BatchedBeliefBot'
     """
-    if name not in BOT_PRESETS:
-        raise ValueError(f"no batched bot {name!r}; expected one of {', '.join(BOT_PRESETS)}")
+    if name not in BATCHED_BOT_NAMES:
+        raise ValueError(
+            f"no batched bot {name!r}; expected one of {', '.join(BATCHED_BOT_NAMES)}"
+        )
+    if name == "random":
+        return BatchedRandomBot(env, seed)
     cls = {"bayes": BatchedBayesBot, "belief": BatchedBeliefBot}.get(name, BatchedProbabilisticBot)
     return cls(env, BOT_PRESETS[name], seed)
