@@ -182,8 +182,8 @@ class League:
         self.members.append(member)
         if member.kind == "snapshot":
             snapshots = [i for i, m in enumerate(self.members) if m.kind == "snapshot"]
-            if len(snapshots) > self.pool_size:
-                self.remove(snapshots[0])
+            for index in reversed(snapshots[: max(0, len(snapshots) - self.pool_size)]):
+                self.remove(index)
 
     def remove(self, index: int) -> None:
         """Drops member ``index``; the games it was playing get new opponents."""
