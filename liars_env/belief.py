@@ -213,7 +213,8 @@ class BeliefModel(nn.Module):
         from liars_env.actions import ActionCodec
 
         n, d, f = rules.num_players, rules.dice_per_player, rules.faces
-        hands = list(combinations_with_replacement(range(f + 1), d))
+        # sorted so that the hands of n dice (D − n zeros) are one contiguous block
+        hands = sorted(combinations_with_replacement(range(f + 1), d), key=lambda h: -h.count(0))
         if len(hands) > MAX_HANDS:
             raise ValueError(
                 f"{d} dice of {f} faces make {len(hands)} hands, more than the "
@@ -246,6 +247,9 @@ class BeliefModel(nn.Module):
             cols = torch.arange(f) * (d + 1) + matches[w].T  # (H, F)
             one_hot[w].scatter_(1, cols, 1.0)
         self.register_buffer("log_prior", log_prior.to(dtype), persistent=False)
+        # block[n]:block[n + 1] are the hands of exactly n dice
+        zeros = counts[:, 0]
+        self.block = [int((zeros > d - n).sum()) for n in range(d + 2)]
         self.register_buffer("one_hot", one_hot.to(dtype), persistent=False)
         # prior_matches[w, n]: matches per face of n dice before any bid, (F·(D+1))
         prior_matches = log_prior.exp() @ one_hot  # (2, D + 1, F·(D+1)) by broadcasting
@@ -290,6 +294,28 @@ class BeliefModel(nn.Module):
             "bid_quantity", torch.as_tensor(codec.bid_quantity.copy()), persistent=False
         )
         self.register_buffer("not_one", torch.arange(1, f + 1) != 1, persistent=False)
+
+    def _posterior_matches(
+        self, n: int, evidence: torch.Tensor, wild: torch.Tensor
+    ) -> torch.Tensor:
+        """Posterior matches per face of opponents with ``n`` dice, ``(G, F·(D+1))``.
+
+        Args:
+            n: Their dice.
+            evidence: ``(G, F·(D+1))`` summed log-likelihoods per (face, matches).
+            wild: ``(G,)`` whether ones are wild in each one's round.
+        """
+        hands = slice(int(self.block[n]), int(self.block[n + 1]))
+        prior = self.log_prior[n, hands]
+        if self.wild_always is not None:
+            table = self.one_hot[int(self.wild_always), hands]
+            return torch.softmax(prior + evidence @ table.T, dim=-1) @ table
+        tame, wild_table = self.one_hot[0, hands], self.one_hot[1, hands]
+        pw = wild.bool()[:, None]
+        posterior = torch.softmax(
+            prior + torch.where(pw, evidence @ wild_table.T, evidence @ tame.T), dim=-1
+        )
+        return torch.where(pw, posterior @ wild_table, posterior @ tame)
 
     def follows(self, present: torch.Tensor) -> torch.Tensor:
         """``(B, num_bids)``: which bids of the round kept the face of the bid they raised.
@@ -338,21 +364,14 @@ class BeliefModel(nn.Module):
                 0, slot * f + self.bid_face[bid], self.log_likelihood.index_select(0, entry)
             )
             evidence = evidence.view(len(pairs), f * (d + 1))
-            prior = self.log_prior.index_select(0, pair_dice[pairs])
-            if self.wild_always is None:
-                pw = pair_wild[pairs].bool()[:, None]
-                posterior = torch.softmax(
-                    prior
-                    + torch.where(pw, evidence @ self.one_hot[1].T, evidence @ self.one_hot[0].T),
-                    dim=-1,
-                )
-                post_dist = torch.where(
-                    pw, posterior @ self.one_hot[1], posterior @ self.one_hot[0]
-                )
-            else:
-                table = self.one_hot[int(self.wild_always)]
-                posterior = torch.softmax(prior + evidence @ table.T, dim=-1)
-                post_dist = posterior @ table
+            held = pair_dice[pairs]
+            post_dist = torch.empty_like(evidence)
+            for n in range(1, d + 1):  # each dice count has its own block of hands
+                group = (held == n).nonzero().squeeze(1)
+                if group.numel():
+                    post_dist[group] = self._posterior_matches(
+                        n, evidence[group], pair_wild[pairs][group]
+                    )
             dist = dist.index_copy(0, pairs, post_dist)
         dist = dist.view(b, s, f, d + 1)
         known = own + (wild[:, None] & self.not_one) * own[:, :1]

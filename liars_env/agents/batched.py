@@ -253,9 +253,7 @@ def make_batched_bot(
         'BatchedBeliefBot'
     """
     if name not in BATCHED_BOT_NAMES:
-        raise ValueError(
-            f"no batched bot {name!r}; expected one of {', '.join(BATCHED_BOT_NAMES)}"
-        )
+        raise ValueError(f"no batched bot {name!r}; expected one of {', '.join(BATCHED_BOT_NAMES)}")
     if name == "random":
         return BatchedRandomBot(env, seed)
     cls = {"bayes": BatchedBayesBot, "belief": BatchedBeliefBot}.get(name, BatchedProbabilisticBot)
