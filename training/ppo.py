@@ -137,6 +137,18 @@ class Args:
     least parity plus this."""
     exploiter_eval_games: int = 1000
     """Games that decide an exploiter's promotion."""
+    exploiter_init: str = "main"
+    """Where exploiters start: ``main`` (the current main policy's weights) or
+    ``scratch`` (fresh weights; in 3+ player games a fresh learner facing strong players
+    rarely learns within a small budget)."""
+    exploiter_dice_shaping: float = 1.0
+    """``dice_shaping`` of the exploiters (a learner starting from scratch against strong
+    players in 3+ player games rarely wins at first, and learns nothing from outcomes
+    alone)."""
+    dice_shaping: float = 0.0
+    """Weight of a potential-based reward shaping on dice: ``Φ = dice_shaping · (own
+    dice − the others' mean) ÷ D``. It leaves episode returns and the optimal policy
+    unchanged, and gives a learning signal before the first wins (0: off)."""
     eval_every: int = 20
     """Updates between evaluations against the bots (0: only at the end)."""
     eval_games: int = 600
@@ -252,6 +264,8 @@ def validate(args: Args) -> None:
     for name in ("self_play", "exploiter_margin"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ValueError(f"{name} must lie in [0, 1], got {getattr(args, name)!r}")
+    if args.exploiter_init not in ("main", "scratch"):
+        raise ValueError(f"exploiter_init must be 'main' or 'scratch', got {args.exploiter_init!r}")
     if args.pfsp_power < 0:
         raise ValueError(f"pfsp_power must be >= 0, got {args.pfsp_power!r}")
     for name in ("pool_size", "exploiter_every"):
@@ -309,10 +323,16 @@ class Trainer:
         resume: Continue from the run's last checkpoint.
         opponents: Extra league members (used for exploiters and ``liars-exploit``:
             the frozen policy they train against).
+        init: A network of the configured shape whose weights the learner starts from
+            (default: fresh weights).
     """
 
     def __init__(
-        self, args: Args, resume: bool = False, opponents: list[Member] | None = None
+        self,
+        args: Args,
+        resume: bool = False,
+        opponents: list[Member] | None = None,
+        init: PolicyNet | None = None,
     ) -> None:
         self.args = args
         self.rules = game_rules(args)
@@ -339,6 +359,10 @@ class Trainer:
             args.belief_features,
         )
         self.policy = PolicyNet(self.shape, self.rules).to(self.device)
+        if init is not None:
+            if init.shape != self.shape:
+                raise ValueError(f"init network {init.shape} differs from the config {self.shape}")
+            self.policy.load_state_dict(init.state_dict())
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=args.learning_rate, eps=1e-5)
         self.np_rng = np.random.default_rng(args.seed)
         self.generator = torch.Generator(device=self.device).manual_seed(args.seed)
@@ -402,7 +426,21 @@ class Trainer:
             slots = finished.nonzero().squeeze(1)
             self.league.record(slots.cpu().numpy(), (mine[slots] > 0).cpu().numpy())
             self.league.assign(slots.cpu().numpy())
+        if self.args.dice_shaping:
+            # potential-based shaping: Φ is 0 at every game's start (equal dice) and, by
+            # convention, at its end (the slot's new game), so episode returns and the
+            # optimal policy are unchanged (Ng, Harada & Russell, 1999)
+            potential = self._potential()
+            rewards_acc += potential - self.potential
+            self.potential = potential
         return obs, mask
+
+    def _potential(self) -> torch.Tensor:
+        """Φ = dice_shaping · (own dice − the others' mean dice) ÷ D, per game."""
+        dice = self.env.dice_left.float()
+        own = dice.gather(1, self.learner[:, None]).squeeze(1)
+        others = (dice.sum(1) - own) / (self.rules.num_players - 1)
+        return self.args.dice_shaping * (own - others) / self.rules.dice_per_player
 
     def train(self) -> dict[str, Any]:
         """Runs the training loop to ``total_steps``; returns the final evaluation."""
@@ -424,6 +462,7 @@ class Trainer:
         ep_return = torch.zeros(b, device=device)
 
         obs, mask = env.reset()
+        self.potential = torch.zeros(b, device=device)
         obs, mask = self._advance(
             obs,
             mask,
@@ -579,6 +618,7 @@ class Trainer:
             run_name=f"{args.run_name}/exploiters/{k}",
             total_steps=args.exploiter_steps,
             seed=args.seed + 1000 + k,
+            dice_shaping=args.exploiter_dice_shaping,
             self_play=0.0,
             league=[],
             pool_size=0,
@@ -589,7 +629,8 @@ class Trainer:
             compare_checkpoint="",
             progress=False,
         )
-        exploiter = Trainer(sub_args, opponents=[main])
+        init = self.policy if args.exploiter_init == "main" else None
+        exploiter = Trainer(sub_args, opponents=[main], init=init)
         exploiter.train()
         result = play_match(
             Member("exploiter", "checkpoint", net=frozen_copy(exploiter.policy)),
