@@ -235,3 +235,21 @@ def test_shipped_checkpoints_made_before_belief_features_still_load_and_play():
         )
         assert result["win_rate"] > 0.8
         assert make_agent(f"checkpoint:checkpoints/{name}", rules).name.endswith(name)
+
+
+def test_groups_share_the_games_so_snapshots_cannot_crowd_out_the_bots():
+    rules = RuleSet.preset("perudo")
+    league = _league(self_play=0.2, pool=5)
+    for name in ("probabilistic", "bayes"):
+        league.add(Member(name, "bot", spec=name))
+    for step in range(5):
+        league.add(Member(f"snapshot@{step}", "snapshot", net=_net(rules, step)))
+    w = league.weights()
+    kinds = np.array([m.kind for m in league.members])
+    # fixed 0.4 and snapshot 0.3 of the 0.8 left by self-play, no exploiters yet
+    assert w[kinds == "bot"].sum() == pytest.approx(0.8 * 0.4 / 0.7)
+    assert w[kinds == "snapshot"].sum() == pytest.approx(0.8 * 0.3 / 0.7)
+    league.add(Member("exploiter0@1", "exploiter", net=_net(rules, 9)))
+    assert league.weights()[-1] == pytest.approx(0.8 * 0.3)
+    with pytest.raises(ValueError, match="unknown group 'bots'"):
+        ppo.make_args({"group_shares": {"bots": 1.0}})

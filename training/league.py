@@ -32,6 +32,14 @@ from training.evaluate import wilson_interval
 WIN_WINDOW = 2000.0
 """Games after which a member's win counts are halved (a moving window)."""
 
+GROUP_OF_KIND = {"bot": "fixed", "checkpoint": "fixed", "snapshot": "snapshot"}
+GROUP_OF_KIND["exploiter"] = "exploiter"
+
+DEFAULT_GROUP_SHARES = {"fixed": 0.4, "snapshot": 0.3, "exploiter": 0.3}
+"""How the non-self-play games are split between the groups of members present. Without
+groups, PFSP alone would hand most games to the recent snapshots: in games of three or
+more, a copy of oneself wins as often as anyone, so it always looks hard."""
+
 
 def check_member_spec(spec: str) -> None:
     """Raises ``ValueError`` unless ``spec`` names a bot preset or ``checkpoint:PATH``."""
@@ -155,6 +163,9 @@ class League:
         pfsp_power: ``p`` of the PFSP weights.
         pool_size: Most snapshots of the learner kept (oldest dropped first).
         seed: Seeds the bots.
+        group_shares: Relative shares of the member groups (``fixed``: bots and
+            checkpoints, ``snapshot``, ``exploiter``) in the non-self-play games; see
+            :data:`DEFAULT_GROUP_SHARES`.
     """
 
     def __init__(
@@ -166,7 +177,9 @@ class League:
         pfsp_power: float,
         pool_size: int,
         seed: int = 0,
+        group_shares: dict[str, float] | None = None,
     ) -> None:
+        self.group_shares = {**DEFAULT_GROUP_SHARES, **(group_shares or {})}
         self.env, self.rng, self.generator = env, rng, generator
         self.self_play, self.pfsp_power, self.pool_size = self_play, pfsp_power, pool_size
         self.seed = seed
@@ -193,19 +206,30 @@ class League:
         self.assign(orphans)
 
     def weights(self) -> np.ndarray:
-        """Probability of each member being drawn for a new game."""
+        """Probability of each member being drawn for a new game.
+
+        ``self_play`` goes to the current policy; the rest is split between the groups
+        present (fixed members, snapshots, exploiters) by ``group_shares``, and within
+        a group by PFSP.
+        """
         w = np.zeros(len(self.members))
-        others = [i for i, m in enumerate(self.members) if m.kind != "self"]
-        if not others:
+        groups: dict[str, list[int]] = {}
+        for i, m in enumerate(self.members):
+            if m.kind != "self":
+                groups.setdefault(GROUP_OF_KIND[m.kind], []).append(i)
+        if not groups:
             w[0] = 1.0
             return w
-        hard = np.array(
-            [(1.0 - self.members[i].win_rate(self.parity)) ** self.pfsp_power for i in others]
-        )
-        hard = np.maximum(hard, 1e-6)
-        w[others] = (1.0 - self.self_play) * hard / hard.sum()
+        total = sum(self.group_shares[g] for g in groups)
+        for group, members in groups.items():
+            hard = np.array(
+                [(1.0 - self.members[i].win_rate(self.parity)) ** self.pfsp_power for i in members]
+            )
+            hard = np.maximum(hard, 1e-6)
+            share = (1.0 - self.self_play) * self.group_shares[group] / total
+            w[members] = share * hard / hard.sum()
         w[0] = self.self_play
-        return w
+        return w / w.sum()
 
     def assign(self, slots: np.ndarray) -> None:
         """Draws opponents for the game slots ``slots``."""

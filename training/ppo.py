@@ -122,6 +122,12 @@ class Args:
     pfsp_power: float = 2.0
     """Prioritized fictitious self-play: a member is drawn with weight
     ``(1 − learner's win rate against it) ** pfsp_power`` (0: uniformly)."""
+    group_shares: dict = field(
+        default_factory=lambda: {"fixed": 0.4, "snapshot": 0.3, "exploiter": 0.3}
+    )
+    """Relative shares of the league's groups in the games that are not self-play:
+    ``fixed`` (the ``league`` bots and checkpoints), ``snapshot``, ``exploiter``; PFSP
+    draws within each group."""
     pool_size: int = 10
     """Frozen snapshots of the learner kept in the league (oldest dropped first; 0:
     none)."""
@@ -264,6 +270,13 @@ def validate(args: Args) -> None:
     for name in ("self_play", "exploiter_margin"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ValueError(f"{name} must lie in [0, 1], got {getattr(args, name)!r}")
+    for group, share in args.group_shares.items():
+        if group not in ("fixed", "snapshot", "exploiter"):
+            raise ValueError(
+                f"group_shares: unknown group {group!r}; expected fixed, snapshot, exploiter"
+            )
+        if not isinstance(share, (int, float)) or isinstance(share, bool) or share <= 0:
+            raise ValueError(f"group_shares: share of {group!r} must be > 0, got {share!r}")
     if args.exploiter_init not in ("main", "scratch"):
         raise ValueError(f"exploiter_init must be 'main' or 'scratch', got {args.exploiter_init!r}")
     if args.pfsp_power < 0:
@@ -374,6 +387,7 @@ class Trainer:
             args.pfsp_power,
             args.pool_size,
             seed=args.seed,
+            group_shares=args.group_shares,
         )
         for spec in args.league:
             self.league.add(member_from_spec(spec, self.rules, self.device))
