@@ -253,3 +253,18 @@ def test_groups_share_the_games_so_snapshots_cannot_crowd_out_the_bots():
     assert league.weights()[-1] == pytest.approx(0.8 * 0.3)
     with pytest.raises(ValueError, match="unknown group 'bots'"):
         ppo.make_args({"group_shares": {"bots": 1.0}})
+
+
+def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
+    from training import ladder
+
+    out = tmp_path / "ladder.json"
+    argv = ["--players", "2", "--players-list", "belief", "random", "--games", "40"]
+    assert ladder.main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| belief |" in printed and "| random |" in printed
+    table = json.loads(out.read_text())
+    assert table["belief"]["random"]["win_rate"] > 0.8
+    assert table["random"]["belief"]["win_rate"] < 0.2
+    assert ladder.main(["--players-list", "robot"]) == 2
+    assert "unknown opponent 'robot'" in capsys.readouterr().err
