@@ -91,6 +91,8 @@ class RLlibArgs:
     """MLP depth."""
     bid_features: bool = True
     """Add the bid-probability features (see ``liars_env.policy``)."""
+    belief_features: bool = True
+    """Add the belief features: what the round's bids say about the opponents' dice."""
     snapshot_win_rate: float = 0.6
     """Win rate of ``main`` over the last games that adds a frozen snapshot."""
     max_snapshots: int = 8
@@ -156,6 +158,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
             cfg.get("hidden_size", 256),
             cfg.get("hidden_layers", 2),
             cfg.get("bid_features", False),
+            cfg.get("belief_features", False),
         )
         self.net = PolicyNet(self.shape, rules)
 
@@ -239,8 +242,8 @@ def validate(args: RLlibArgs) -> None:
     from training.ppo import require_positive
 
     RuleSet.preset(args.rules, num_players=args.num_players)  # preset and player count
-    if RuleSet.preset(args.rules).hand != "common" and args.bid_features:
-        raise ValueError("bid_features assume common hands; set bid_features: false")
+    if RuleSet.preset(args.rules).hand != "common" and (args.bid_features or args.belief_features):
+        raise ValueError("bid_features and belief_features assume common hands; set them to false")
     require_positive(
         args,
         (
@@ -273,6 +276,7 @@ def build_algorithm_config(args: RLlibArgs):
         "hidden_size": args.hidden_size,
         "hidden_layers": args.hidden_layers,
         "bid_features": args.bid_features,
+        "belief_features": args.belief_features,
     }
     return (
         PPOConfig()
