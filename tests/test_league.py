@@ -218,14 +218,23 @@ def test_play_match_counts_every_game_and_rotates_seats():
     assert lo <= result["win_rate"] <= hi
 
 
-def test_shipped_checkpoints_made_before_belief_features_still_load_and_play():
+def test_checkpoints_made_before_belief_features_still_load_and_play(tmp_path):
     from liars_env.agents import make_agent
-    from liars_env.policy import load_policy
+    from liars_env.observation import ObservationLayout
+    from liars_env.policy import build_meta, load_policy, write_checkpoint
 
-    for name, players in (("perudo_2p", 2), ("perudo_3p", 3)):
+    rules = RuleSet.preset("perudo", num_players=2)
+    shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)
+    path = write_checkpoint(tmp_path / "old", PolicyNet(shape, rules), build_meta(rules, shape))
+    meta = json.loads((path / "meta.json").read_text())
+    del meta["network"]["belief_features"]  # as written before the field existed
+    (path / "meta.json").write_text(json.dumps(meta))
+    net, _ = load_policy(path, rules)
+    assert not net.shape.belief_features and net.shape.bid_features
+    assert make_agent(f"checkpoint:{path}", rules).name == f"checkpoint:{path}"
+    for name, players in (("perudo_2p", 2), ("perudo_3p", 3)):  # the shipped ones play
         rules = RuleSet.preset("perudo", num_players=players)
-        net, meta = load_policy(f"checkpoints/{name}", rules)
-        assert net.shape.belief_features == meta["network"].get("belief_features", False)
+        net, _ = load_policy(f"checkpoints/{name}", rules)
         result = play_match(
             Member(name, "checkpoint", net=net),
             member_from_spec("random", rules, "cpu"),
@@ -234,7 +243,6 @@ def test_shipped_checkpoints_made_before_belief_features_still_load_and_play():
             seed=1,
         )
         assert result["win_rate"] > 0.8
-        assert make_agent(f"checkpoint:checkpoints/{name}", rules).name.endswith(name)
 
 
 def test_groups_share_the_games_so_snapshots_cannot_crowd_out_the_bots():
