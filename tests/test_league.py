@@ -193,6 +193,8 @@ def test_liars_exploit_learns_a_best_response_to_random(tmp_path, capsys):
         (["--target", "checkpoint:/nonexistent"], "is not a folder"),
         (["--target", "random", "--games", "0"], "games must be a positive int"),
         (["--target", "random", "--set", "hidden_size=big"], "hidden_size must be int"),
+        (["--target", "random", "--init", "target"], "--init target needs a checkpoint"),
+        (["--target", "random", "--init", "somewhere"], "--init must be scratch, target"),
     ],
 )
 def test_liars_exploit_bad_input(tmp_path, capsys, argv, message):
