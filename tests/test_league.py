@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -278,3 +279,31 @@ def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
     assert table["random"]["belief"]["win_rate"] < 0.2
     assert ladder.main(["--players-list", "robot"]) == 2
     assert "unknown opponent 'robot'" in capsys.readouterr().err
+
+
+def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
+    from liars_env.observation import ObservationLayout
+    from liars_env.policy import build_meta, write_checkpoint
+
+    rules = RuleSet.preset("perudo", num_players=2)
+    shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)
+    target = write_checkpoint(tmp_path / "t", PolicyNet(shape, rules), build_meta(rules, shape))
+    result = exploit.exploit(
+        f"checkpoint:{target}",
+        "perudo",
+        2,
+        steps=1024,
+        games=40,
+        sets=["num_envs=64", "num_steps=8", "num_minibatches=2", "torch_threads=1"],
+        runs_dir=str(tmp_path),
+        progress=False,
+        init="target",
+    )
+    assert result["init"] == "target" and result["steps"] == 1024
+    config = json.loads((Path(result["run"]) / "config.json").read_text())
+    # the learner took the target's design (16 wide, one layer, no belief features)
+    assert (config["hidden_size"], config["hidden_layers"], config["belief_features"]) == (
+        16,
+        1,
+        False,
+    )
