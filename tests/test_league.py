@@ -134,7 +134,11 @@ def test_exploiter_joins_the_league_only_when_it_beats_the_main_policy(tmp_path,
         "num_players": 2,
         "total_steps": 512,
         "exploiter_every": 1,
-        "exploiter_steps": 6144,
+        "exploiter_init": "scratch",
+        "exploiter_steps": 24576,
+        "num_envs": 128,
+        "num_steps": 16,
+        "hidden_size": 64,
         "exploiter_margin": margin,
         "exploiter_eval_games": 200,
     }
@@ -143,12 +147,30 @@ def test_exploiter_joins_the_league_only_when_it_beats_the_main_policy(tmp_path,
 
     with SummaryWriter(str(tmp_path / "tb")) as writer:
         result = trainer._train_exploiter(writer)
-    # an untrained main policy plays almost uniformly: the exploiter learns to beat it
+    # an untrained main policy plays almost uniformly: a fresh learner beats it
     assert result["win_rate"] > 0.5
     assert result["promoted"] is promoted
     kinds = [m.kind for m in trainer.league.members]
     assert ("exploiter" in kinds) is promoted
     assert (tmp_path / "main" / "exploiters" / "0" / "config.json").exists()
+
+
+def test_exploiters_start_from_the_main_policy_by_default(tmp_path, monkeypatch):
+    values = {**TINY, "runs_dir": str(tmp_path), "num_players": 2, "total_steps": 512}
+    trainer = ppo.Trainer(ppo.make_args({**values, "exploiter_steps": 512}))
+    started = {}
+    original = ppo.Trainer.__init__
+
+    def spy(self, args, resume=False, opponents=None, init=None):
+        started["init"], started["shaping"] = init, args.dice_shaping
+        original(self, args, resume, opponents, init)
+
+    monkeypatch.setattr(ppo.Trainer, "__init__", spy)
+    from torch.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(str(tmp_path / "tb")) as writer:
+        trainer._train_exploiter(writer)
+    assert started["init"] is trainer.policy and started["shaping"] == 1.0
 
 
 def test_liars_exploit_learns_a_best_response_to_random(tmp_path, capsys):
