@@ -377,11 +377,11 @@ class BeliefModel(nn.Module):
         known = own + (wild[:, None] & self.not_one) * own[:, :1]
         tails = count_tails(known, dist, self.length)
         k = torch.arange(d + 1, device=obs.device, dtype=dist.dtype)
+        holds = tails[:, self.bid_face, self.bid_quantity]
         return BeliefOutput(
             tails=tails,
-            holds=tails[:, self.bid_face, self.bid_quantity],
-            exact=tails[:, self.bid_face, self.bid_quantity]
-            - tails[:, self.bid_face, self.bid_quantity + 1],
+            holds=holds,
+            exact=holds - tails[:, self.bid_face, self.bid_quantity + 1],
             mean_matches=(dist * k).sum(-1) / d,
         )
 
