@@ -175,6 +175,8 @@ def test_a_fresh_exploiter_learns_to_beat_an_untrained_main_policy(tmp_path):
         "exploiter_eval_games": 400,
         "num_envs": 128,
         "num_steps": 16,
+        "num_minibatches": 4,
+        "update_epochs": 4,
         "hidden_size": 64,
     }
     trainer = ppo.Trainer(ppo.make_args(values))
@@ -182,7 +184,8 @@ def test_a_fresh_exploiter_learns_to_beat_an_untrained_main_policy(tmp_path):
 
     with SummaryWriter(str(tmp_path / "tb")) as writer:
         result = trainer._train_exploiter(writer)
-    assert result["win_rate"] > 0.45  # the untrained main policy plays almost uniformly
+    # the untrained main policy plays almost uniformly; ~0.97 when this was written
+    assert result["win_rate"] > 0.8 and result["promoted"]
 
 
 def test_exploiters_start_from_the_main_policy_by_default(tmp_path, monkeypatch):

@@ -32,8 +32,13 @@ from training.evaluate import wilson_interval
 WIN_WINDOW = 2000.0
 """Games after which a member's win counts are halved (a moving window)."""
 
-GROUP_OF_KIND = {"bot": "fixed", "checkpoint": "fixed", "snapshot": "snapshot"}
-GROUP_OF_KIND["exploiter"] = "exploiter"
+GROUP_OF_KIND = {
+    "bot": "fixed",
+    "checkpoint": "fixed",
+    "snapshot": "snapshot",
+    "exploiter": "exploiter",
+}
+"""The group of each kind of member (``self`` has none: it gets ``self_play``)."""
 
 DEFAULT_GROUP_SHARES = {"fixed": 0.4, "snapshot": 0.3, "exploiter": 0.3}
 """How the non-self-play games are split between the groups of members present. Without

@@ -49,6 +49,7 @@ from liars_env.policy import (
 from liars_env.rules import PRESETS, RuleSet
 from training.config import parse_key_values
 from training.league import (
+    DEFAULT_GROUP_SHARES,
     League,
     Member,
     check_member_spec,
@@ -122,9 +123,7 @@ class Args:
     pfsp_power: float = 2.0
     """Prioritized fictitious self-play: a member is drawn with weight
     ``(1 − learner's win rate against it) ** pfsp_power`` (0: uniformly)."""
-    group_shares: dict = field(
-        default_factory=lambda: {"fixed": 0.4, "snapshot": 0.3, "exploiter": 0.3}
-    )
+    group_shares: dict = field(default_factory=lambda: dict(DEFAULT_GROUP_SHARES))
     """Relative shares of the league's groups in the games that are not self-play:
     ``fixed`` (the ``league`` bots and checkpoints), ``snapshot``, ``exploiter``; PFSP
     draws within each group."""
@@ -271,7 +270,7 @@ def validate(args: Args) -> None:
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ValueError(f"{name} must lie in [0, 1], got {getattr(args, name)!r}")
     for group, share in args.group_shares.items():
-        if group not in ("fixed", "snapshot", "exploiter"):
+        if group not in DEFAULT_GROUP_SHARES:
             raise ValueError(
                 f"group_shares: unknown group {group!r}; expected fixed, snapshot, exploiter"
             )
@@ -646,8 +645,9 @@ class Trainer:
         init = self.policy if args.exploiter_init == "main" else None
         exploiter = Trainer(sub_args, opponents=[main], init=init)
         exploiter.train()
+        frozen = frozen_copy(exploiter.policy)
         result = play_match(
-            Member("exploiter", "checkpoint", net=frozen_copy(exploiter.policy)),
+            Member("exploiter", "checkpoint", net=frozen),
             main,
             self.rules,
             args.exploiter_eval_games,
@@ -657,13 +657,7 @@ class Trainer:
         parity = 1.0 / self.rules.num_players
         promoted = result["win_rate"] >= parity + args.exploiter_margin
         if promoted:
-            self.league.add(
-                Member(
-                    f"exploiter{k}@{self.global_step}",
-                    "exploiter",
-                    net=frozen_copy(exploiter.policy),
-                )
-            )
+            self.league.add(Member(f"exploiter{k}@{self.global_step}", "exploiter", net=frozen))
         writer.add_scalar("league/exploiter_win_rate", result["win_rate"], self.global_step)
         writer.add_scalar("league/exploiter_promoted", float(promoted), self.global_step)
         tqdm_write(
