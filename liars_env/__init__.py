@@ -16,6 +16,7 @@ from liars_env.actions import ActionCodec
 from liars_env.aec import env, raw_env
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.errors import IllegalActionError
+from liars_env.gym_env import LiarsDiceEnv, register_envs  # importing registers LiarsDice-v0
 from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
 from liars_env.rules import PRESETS, RuleSet
 
@@ -27,10 +28,12 @@ __all__ = [
     "ActionCodec",
     "GameState",
     "IllegalActionError",
+    "LiarsDiceEnv",
     "LiarsDiceGame",
     "ObservationLayout",
     "RoundResult",
     "RuleSet",
     "env",
     "raw_env",
+    "register_envs",
 ]

@@ -1,10 +1,12 @@
-"""The versioned PettingZoo id ``liars_dice_v0``: ``from liars_env import liars_dice_v0``.
+"""The old id ``liars_dice_v0``, kept as an alias of :mod:`liars_env.liars_dice_v1`.
+
+v1 changed how eliminations, infos and the engine state are exposed (see the version
+history in :mod:`liars_env.aec`); there is one implementation, the current one.
 
 Example:
     >>> from liars_env import liars_dice_v0
-    >>> e = liars_dice_v0.env(rules="sanford", num_players=4)
-    >>> e.metadata["name"]
-    'liars_dice_v0'
+    >>> liars_dice_v0.env(rules="sanford").metadata["name"]
+    'liars_dice_v1'
 """
 
 from liars_env.aec import env, raw_env

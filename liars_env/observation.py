@@ -71,7 +71,8 @@ class ObservationLayout:
         off = self._off
         obs = np.zeros(self.size, dtype=np.float32)
         for die in state.dice[seat]:
-            obs[die - 1] += inv_d
+            obs[die - 1] += 1.0
+        obs[:f] *= inv_d  # counts first: ten additions of 0.1 would exceed 1.0
         dice_left = off["dice_left"]
         for s, count in enumerate(state.dice_left):
             obs[dice_left + (s - seat) % n] = count * inv_d

@@ -25,12 +25,17 @@ def _says(name: str, verb: str) -> str:
     return f"{name} {plural.get(head, head)}{' ' + rest if rest else ''}"
 
 
+def _possessive(name: str) -> str:
+    """The possessive of a name: "player_1's", but "your"."""
+    return "your" if name.lower() == "you" else f"{name}'s"
+
+
 def render_reveal(result: RoundResult, game: LiarsDiceGame, names: Sequence[str]) -> list[str]:
     """Lines describing a reveal: every hand, the count (wild ones marked ``*``), losses."""
     quantity, face = result.bid
     what = "challenges" if result.call == "challenge" else "calls exact on"
     lines = [
-        f"{_says(names[result.caller], what)} {names[result.bidder]}'s "
+        f"{_says(names[result.caller], what)} {_possessive(names[result.bidder])} "
         f"{describe_bid(quantity, face)}"
     ]
     for seat, hand in result.dice.items():

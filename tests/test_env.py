@@ -11,7 +11,7 @@ from helpers import preset_grid
 from pettingzoo.test import api_test, seed_test
 
 import liars_env
-from liars_env import PRESETS, IllegalActionError, RuleSet, liars_dice_v0
+from liars_env import PRESETS, IllegalActionError, RuleSet, liars_dice_v0, liars_dice_v1
 
 A_B_C = [[1, 2, 3, 4, 6], [1, 2, 2, 5, 6], [2, 3, 4, 5, 6]]
 
@@ -47,9 +47,9 @@ def test_different_seeds_give_different_games_and_same_seed_the_same():
     rolls = set()
     for seed in range(6):
         e.reset(seed=seed)
-        rolls.add(json.dumps(e.unwrapped.state.to_dict()))
+        rolls.add(json.dumps(e.unwrapped.game_state.to_dict()))
         e.reset(seed=seed)
-        assert json.dumps(e.unwrapped.state.to_dict()) in rolls
+        assert json.dumps(e.unwrapped.game_state.to_dict()) in rolls
     assert len(rolls) == 6
     rng = np.random.default_rng(3)
     first = random_game(e, 11, np.random.default_rng(3))
@@ -58,9 +58,10 @@ def test_different_seeds_give_different_games_and_same_seed_the_same():
 
 
 def test_versioned_module_and_metadata():
-    e = liars_dice_v0.env(rules="sanford", num_players=4)
-    assert e.metadata["name"] == "liars_dice_v0"
-    assert isinstance(e.unwrapped, liars_dice_v0.raw_env)
+    e = liars_dice_v1.env(rules="sanford", num_players=4)
+    assert e.metadata["name"] == "liars_dice_v1" and e.metadata["render_fps"] > 0
+    assert isinstance(e.unwrapped, liars_dice_v1.raw_env)
+    assert liars_dice_v0.raw_env is liars_dice_v1.raw_env  # the old id is an alias
     assert e.unwrapped.rules == RuleSet.preset("sanford", num_players=4)
     assert e.possible_agents == [f"player_{i}" for i in range(4)]
 
@@ -117,7 +118,7 @@ def test_observation_holds_the_whole_round_history():
     np.testing.assert_allclose(obs[layout.slices["dice_left"]], [1, 1, 1])
 
 
-def test_round_result_info_rewards_and_termination():
+def test_elimination_keeps_the_agent_until_the_game_ends():
     e = liars_env.env("perudo", num_players=3)
     e.reset(
         seed=0,
@@ -127,22 +128,134 @@ def test_round_result_info_rewards_and_termination():
             "first_player": "player_0",
         },
     )
-    e.step(e.unwrapped.bid_action(5, 6))  # false: only 6, 6 and a wild one
-    e.step(e.unwrapped.challenge_action)
-    info = e.infos["player_2"]["round_result"]
-    assert info == e.infos["player_1"]["round_result"] == e.infos["player_0"]["round_result"]
+    raw = e.unwrapped
+    e.step(raw.bid_action(5, 6))  # false: only 6, 6 and a wild one
+    e.step(raw.challenge_action)
+    # the reveal, whole, on the raw env
+    info = raw.last_round
     assert info["call"] == "challenge" and info["bid"] == (5, 6) and info["count"] == 3
     assert info["bidder"] == "player_0" and info["caller"] == "player_1"
     assert info["losers"] == ["player_0"] and info["eliminated"] == ["player_0"]
     assert info["dice"]["player_1"] == [1, 2, 2, 5, 6]
     assert info["dice_left"] == {"player_0": 0, "player_1": 5, "player_2": 1}
     assert info["next_opener"] == "player_1"
-    # the eliminated agent is terminated with -1/(N-1) and stepped with None
-    assert e.agent_selection == "player_0" and e.terminations["player_0"]
-    assert e.last()[1] == -0.5
-    assert e.unwrapped.dice_left == {"player_0": 0, "player_1": 5, "player_2": 1}
-    e.step(None)
-    assert e.agents == ["player_1", "player_2"] and e.agent_selection == "player_1"
+    # the elimination and its reward show at once; the agent stays, not terminated
+    assert e.rewards == {"player_0": -0.5, "player_1": 0.0, "player_2": 0.0}
+    assert e.infos["player_0"]["eliminated"] and e.infos["player_0"]["dice_change"] == -1
+    assert e.infos["player_1"]["round_over"] and not e.infos["player_1"]["eliminated"]
+    np.testing.assert_array_equal(e.infos["player_2"]["dice_left"], [0, 5, 1])
+    assert e.agents == ["player_0", "player_1", "player_2"]
+    assert not any(e.terminations.values())
+    # the turn skips the eliminated player: the next actor always has legal moves
+    assert e.agent_selection == "player_1" and e.last()[0]["action_mask"].any()
+    assert raw.dice_left == {"player_0": 0, "player_1": 5, "player_2": 1}
+    e.step(raw.bid_action(1, 6))
+    assert e.agent_selection == "player_2"
+    e.step(raw.challenge_action)  # one 6 among player_1's 6 and ones, player_2's 2: true
+    assert raw.game_state.winner == 1
+    assert all(e.terminations.values())
+    assert e.rewards == {"player_0": 0.0, "player_1": 1.0, "player_2": -0.5}
+    returns = {}
+    for agent in e.agent_iter():
+        _, reward, terminated, _, _ = e.last()
+        assert terminated
+        returns[agent] = reward
+        e.step(None)
+    assert returns == {"player_0": -0.5, "player_1": 1.0, "player_2": -0.5}
+    assert e.agents == []
+
+
+def test_infos_are_fixed_shape_and_never_mutated():
+    e = liars_env.env("perudo", num_players=3)
+    e.reset(seed=5)
+    rng = np.random.default_rng(5)
+    seen = []
+    for _agent in e.agent_iter():
+        obs, _, terminated, truncated, info = e.last()
+        assert set(info) == set(liars_env.aec.INFO_KEYS)
+        assert info["dice_left"].shape == (3,) and info["dice_left"].dtype == np.int64
+        seen.append((info, {k: np.array(v).copy() for k, v in info.items()}))
+        if terminated or truncated:
+            e.step(None)
+            continue
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert any(bool(i["round_over"]) for i, _ in seen)
+    for info, snapshot in seen:  # what last() returned was not changed afterwards
+        for key, value in snapshot.items():
+            np.testing.assert_array_equal(np.array(info[key]), value)
+
+
+def test_rich_info_adds_the_reveal():
+    e = liars_env.env("perudo", num_players=3, rich_info=True)
+    e.reset(seed=0, options={"dice": A_B_C, "first_player": "player_0"})
+    e.step(e.unwrapped.bid_action(4, 2))
+    e.step(e.unwrapped.bid_action(7, 2))
+    e.step(e.unwrapped.challenge_action)
+    info = e.infos["player_0"]["round_result"]
+    assert info == e.infos["player_2"]["round_result"] == e.unwrapped.last_round
+    assert info["count"] == 6 and info["losers"] == ["player_1"]
+    with pytest.raises(ValueError, match="rich_info must be True or False, got 'yes'"):
+        liars_env.env("perudo", rich_info="yes")
+
+
+@pytest.mark.parametrize("name, players", preset_grid(players=(2, 3, 5, 8)))
+def test_the_actor_always_has_a_legal_action(name, players):
+    e = liars_env.env(name, num_players=players)
+    rng = np.random.default_rng(players)
+    for seed in range(2):
+        e.reset(seed=seed)
+        for agent in e.agent_iter():
+            obs, _, terminated, truncated, _ = e.last()
+            assert e.agents == e.possible_agents or terminated  # nobody leaves early
+            if terminated or truncated:
+                assert e.unwrapped.game_state.is_over
+                e.step(None)
+                continue
+            assert e.unwrapped.dice_left[agent] > 0 and obs["action_mask"].any()
+            e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_pettingzoo_state_test(name):
+    from pettingzoo.test import state_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    # state_test samples actions from the whole space: illegal ones end the game
+    e = liars_env.env(name, illegal_action="penalize")
+    parallel = turn_based_aec_to_parallel(liars_env.env(name, illegal_action="penalize"))
+    state_test(e, parallel, num_cycles=50)
+
+
+def test_state_holds_every_hand_and_the_actor():
+    e = liars_env.raw_env("perudo", num_players=3)
+    e.reset(seed=0, options={"dice": A_B_C, "first_player": "player_1"})
+    state = e.state()
+    assert e.state_space.contains(state)
+    size, f = e.layout.size, 6
+    np.testing.assert_array_equal(state[:size], e.observe("player_0")["observation"])
+    np.testing.assert_allclose(state[size : size + f] * 5, [1, 2, 0, 0, 1, 1])  # player_1
+    np.testing.assert_allclose(state[size + f : size + 2 * f] * 5, [0, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(state[size + 2 * f :], [0, 1, 0])
+    assert state is not e.state()
+
+
+@pytest.mark.parametrize("players", [2, 3, 6])
+def test_rgb_array_render_shows_dice_only_at_a_reveal(players):
+    e = liars_env.env("perudo", num_players=players, render_mode="rgb_array")
+    e.reset(seed=0, options={"first_player": "player_0"})
+    hidden = e.render()
+    assert hidden.shape == (480, 640, 3) and hidden.dtype == np.uint8
+    raw = e.unwrapped
+    e.step(raw.bid_action(1, 2))
+    e.step(raw.challenge_action)
+    revealed = e.render()
+    e2 = liars_env.env("perudo", num_players=players, render_mode="rgb_array")
+    e2.reset(seed=1, options={"first_player": "player_0"})  # other dice, same seats
+    assert np.array_equal(hidden, e2.render())  # hidden dice: the same picture
+    assert not np.array_equal(hidden, revealed)
+    e2.step(raw.bid_action(1, 2))
+    e2.step(raw.challenge_action)
+    assert not np.array_equal(revealed, e2.render())  # the faces show at the reveal
 
 
 @pytest.mark.parametrize("name, players", preset_grid(players=(2, 3, 4)))
@@ -162,7 +275,7 @@ def test_illegal_action_raises_and_changes_nothing():
     e.reset(seed=0, options={"first_player": "player_0"})
     raw = e.unwrapped
     e.step(raw.bid_action(5, 4))
-    before = raw.state.to_dict()
+    before = raw.game_state.to_dict()
     cases = [
         (raw.bid_action(2, 1), "five 4s.*conversion to ones needs at least ceil\\(5/2\\) = 3"),
         (raw.bid_action(4, 6), "bid four 6s.*raise a higher quantity"),
@@ -174,7 +287,7 @@ def test_illegal_action_raises_and_changes_nothing():
     for action, message in cases:
         with pytest.raises(IllegalActionError, match=message):
             e.step(action)
-        assert raw.state.to_dict() == before and e.agent_selection == "player_1"
+        assert raw.game_state.to_dict() == before and e.agent_selection == "player_1"
     assert isinstance(IllegalActionError("x"), ValueError)
     e.step(raw.bid_action(3, 1))  # the same agent may act again
 
@@ -220,10 +333,10 @@ def test_bad_reset_options_raise_and_change_nothing(options, message):
     e = liars_env.env("perudo")
     e.reset(seed=0)
     e.step(e.unwrapped.bid_action(2, 3))
-    before = (e.unwrapped.state.to_dict(), e.agent_selection, list(e.agents))
+    before = (e.unwrapped.game_state.to_dict(), e.agent_selection, list(e.agents))
     with pytest.raises(ValueError, match=message):
         e.reset(seed=1, options=options)
-    assert (e.unwrapped.state.to_dict(), e.agent_selection, list(e.agents)) == before
+    assert (e.unwrapped.game_state.to_dict(), e.agent_selection, list(e.agents)) == before
 
 
 def test_unknown_reset_option_warns():
@@ -236,13 +349,16 @@ def test_dice_alone_sets_dice_left():
     e = liars_env.env("perudo")
     e.reset(seed=0, options={"dice": [[2, 2], [], [6]]})
     assert e.unwrapped.dice_left == {"player_0": 2, "player_1": 0, "player_2": 1}
-    assert e.agents == ["player_0", "player_2"]
+    assert e.agents == e.possible_agents and e.infos["player_1"]["eliminated"]
+    assert e.agent_selection != "player_1"
 
 
 def test_endgame_reset_options():
     e = liars_env.env("perudo", num_players=4)
     e.reset(seed=0, options={"dice_left": [0, 2, 0, 1], "first_player": "player_3"})
-    assert e.agents == ["player_1", "player_3"] and e.agent_selection == "player_3"
+    assert e.agents == e.possible_agents and e.agent_selection == "player_3"
+    # seats out from the start have already lost: their share is in their return
+    assert e.unwrapped._cumulative_rewards["player_0"] == pytest.approx(-1 / 3)
     assert e.unwrapped.dice_left == {"player_0": 0, "player_1": 2, "player_2": 0, "player_3": 1}
 
 
@@ -273,7 +389,7 @@ def test_bad_preset_names_and_player_ranges():
     with pytest.raises(ValueError, match="preset 'sanford' is written for 3–5 players"):
         RuleSet.preset("sanford", num_players=2)
     with pytest.raises(ValueError, match="render_mode must be"):
-        liars_env.env("perudo", render_mode="rgb_array")
+        liars_env.env("perudo", render_mode="rgb")
     with pytest.raises(ValueError, match="illegal_action must be"):
         liars_env.env("perudo", illegal_action="ignore")
     with pytest.raises(ValueError, match="rules must be a preset name or a RuleSet"):

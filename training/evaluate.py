@@ -404,8 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--agents",
         nargs="+",
         required=True,
-        help="one spec per seat: random, probabilistic, cautious, bold, bayes, "
-        "NAME:key=value,..., checkpoint:PATH",
+        help="one spec per seat: random, probabilistic, cautious, bold, bayes, belief, "
+        "NAME:key=value,..., checkpoint:PATH, MODULE:ATTR (your class or factory), or an "
+        "installed 'liars_dice.agents' entry-point name",
     )
     parser.add_argument(
         "--games", type=int, default=2000, help="games (rounded up to a multiple of players)"

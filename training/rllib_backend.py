@@ -47,7 +47,7 @@ import liars_env  # noqa: E402
 from liars_env.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint  # noqa: E402
 from liars_env.rules import RuleSet  # noqa: E402
 
-ENV_NAME = "liars_dice_v0"
+ENV_NAME = "liars_dice_v1"
 MAIN = "main"
 
 

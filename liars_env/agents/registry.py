@@ -9,11 +9,54 @@ Specs:
 * ``NAME:key=value,...``: a bot preset with some settings changed, e.g.
   ``probabilistic:challenge_threshold=0.4,bluff_rate=0.1``.
 * ``checkpoint:PATH``: a trained policy folder (needs torch).
+* ``solver``: the exact equilibrium of a small 2-player game (see :mod:`liars_env.solver`).
+* ``MODULE:ATTR``: your own agent, by import path, e.g. ``mypkg.bots:MyBot`` (see below).
+* ``NAME``: your own agent, registered by an installed package under the
+  ``liars_dice.agents`` entry-point group, e.g. ``--agents mybot``.
+
+Your own agents: ``ATTR`` (or the entry point's object) is a class or a factory
+function. It is called with the keyword arguments among ``rules=`` (the
+:class:`~liars_env.rules.RuleSet` of the game) and ``seed=`` (an int or ``None``) that
+its signature accepts (both if it takes ``**kwargs``, none if it takes neither), and
+must return an agent: an object with ``act(view) -> int`` and ``reset(seed)``
+(see :class:`~liars_env.agents.base.Agent`); one without a ``name`` attribute gets the
+spec as its name. ``ATTR`` may be dotted (``mypkg.bots:Bots.strong``).
+
+How a spec is read, in order:
+
+1. the built-in forms above win: ``random``, the bot presets, ``NAME:key=value``
+   settings of a bot preset, ``checkpoint:PATH``; a built-in name before a ``:`` is
+   never read as a module (so ``probabilistic:bluff_rate=0.1`` and ``checkpoint:a.b:c``
+   keep their meaning);
+2. any other spec with a ``:`` is an import path ``MODULE:ATTR``: ``MODULE`` a dotted
+   Python module name, importable from ``sys.path`` (``PYTHONPATH``, installed
+   packages) or, failing that, from the current directory (as with ``python -m``;
+   console scripts such as ``liars-eval`` do not put it on ``sys.path`` themselves);
+3. a spec without ``:`` names an entry point of the ``liars_dice.agents`` group;
+   entry points named like a built-in are ignored (built-ins win).
+
+Every process resolves the spec string again (``liars-eval`` workers too), so the
+module must be importable there: the same ``PYTHONPATH`` and current directory are
+inherited by worker processes. A spec that cannot be resolved (no such module or
+attribute, not callable, the result not an agent) raises ``ValueError`` naming the
+spec and what is expected.
+
+Example:
+    >>> agent = make_agent("liars_env.agents.base:RandomAgent", RuleSet.preset("perudo"))
+    >>> type(agent).__name__
+    'RandomAgent'
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
+import inspect
+import os
+import sys
+from importlib import metadata
+from typing import Any
 
 from liars_env.agents.base import Agent, RandomAgent
 from liars_env.agents.probabilistic import (
@@ -25,8 +68,11 @@ from liars_env.agents.probabilistic import (
 )
 from liars_env.rules import RuleSet
 
-AGENT_NAMES = ("random", *BOT_PRESETS, "checkpoint:PATH")
-"""Every spec form :func:`make_agent` accepts."""
+AGENT_NAMES = ("random", *BOT_PRESETS, "checkpoint:PATH", "solver", "MODULE:ATTR")
+"""Every spec form :func:`make_agent` accepts (plus installed entry-point names)."""
+
+ENTRY_POINT_GROUP = "liars_dice.agents"
+"""The entry-point group where packages register their own agents by name."""
 
 
 def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
@@ -57,13 +103,23 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         return CheckpointAgent.load(arg, rules, seed=seed)
     if name == "random" and not arg:
         return RandomAgent(seed)
+    if name == "solver" and not arg:
+        from liars_env.solver import SolverAgent  # solves or loads a cached solution
+
+        return SolverAgent(rules, seed=seed)
     if name in BOT_PRESETS:
         params = BOT_PRESETS[name]
         if arg:
             params = dataclasses.replace(params, **_parse_settings(spec, arg))
         cls = {"bayes": BayesianAgent, "belief": BeliefAgent}.get(name, ProbabilisticAgent)
         return cls(params, seed=seed, name=spec)
-    raise ValueError(f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}")
+    custom = _make_custom_agent(spec, rules, seed)
+    if custom is not None:
+        return custom
+    raise ValueError(
+        f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}, or "
+        f"{_entry_point_hint()}"
+    )
 
 
 def _parse_settings(spec: str, arg: str) -> dict[str, float]:
@@ -84,3 +140,144 @@ def _parse_settings(spec: str, arg: str) -> dict[str, float]:
                 f"setting {key} in agent spec {spec!r} must be a number, got {value!r}"
             ) from None
     return settings
+
+
+# --------------------------------------------------------------------- custom agents
+def _builtin_names() -> set[str]:
+    """Names that always mean a built-in spec (before any ``:``)."""
+    return {name.partition(":")[0] for name in AGENT_NAMES if name != "MODULE:ATTR"}
+
+
+def _is_dotted_name(text: str) -> bool:
+    return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+def _make_custom_agent(spec: str, rules: RuleSet, seed: int | None) -> Agent | None:
+    """An agent from an import path or an entry point; ``None`` if ``spec`` is neither."""
+    module_name, colon, attr = spec.partition(":")
+    if module_name in _builtin_names():
+        return None
+    if colon:
+        if not (_is_dotted_name(module_name) and _is_dotted_name(attr)):
+            raise ValueError(
+                f"agent spec {spec!r} is not a built-in spec nor an import path "
+                "MODULE:ATTR (a dotted module name, a colon, an attribute name), e.g. "
+                "'mypkg.bots:MyBot'"
+            )
+        target = _import_attribute(spec, module_name, attr)
+        return _build_agent(spec, target, rules, seed, what=f"{module_name}:{attr}")
+    entry = _find_entry_point(spec)
+    if entry is None:
+        return None
+    try:
+        target = entry.load()
+    except Exception as exc:
+        raise ValueError(
+            f"agent spec {spec!r}: loading entry point {entry.name} = {entry.value} "
+            f"(group {ENTRY_POINT_GROUP}) failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    return _build_agent(spec, target, rules, seed, what=f"entry point {entry.value}")
+
+
+def _import_attribute(spec: str, module_name: str, attr: str) -> Any:
+    """``MODULE:ATTR`` resolved, trying the current directory if ``MODULE`` is missing."""
+    try:
+        module = _import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (
+            module_name == exc.name or module_name.startswith(exc.name + ".")
+        ):  # the module exists but imports something missing
+            raise ValueError(
+                f"agent spec {spec!r}: importing module {module_name!r} failed: {exc}"
+            ) from exc
+        raise ValueError(
+            f"agent spec {spec!r}: no module named {exc.name!r}; the module of a "
+            "MODULE:ATTR spec must be importable (installed, on PYTHONPATH, or in the "
+            f"current directory {os.getcwd()})"
+        ) from None
+    except Exception as exc:
+        raise ValueError(
+            f"agent spec {spec!r}: importing module {module_name!r} failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    target: Any = module
+    for i, part in enumerate(attr.split(".")):
+        if not hasattr(target, part):
+            where = module_name + "".join("." + p for p in attr.split(".")[:i])
+            raise ValueError(
+                f"agent spec {spec!r}: {where} has no attribute {part!r}; expected "
+                "MODULE:ATTR naming an agent class or factory"
+            )
+        target = getattr(target, part)
+    return target
+
+
+def _import_module(module_name: str) -> Any:
+    """Imports ``module_name``; if it is not found, retries with the cwd on ``sys.path``."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        cwd = os.getcwd()
+        if cwd in sys.path or "" in sys.path:
+            raise
+        sys.path.append(cwd)  # after everything else, as the last resort
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
+
+
+def _find_entry_point(name: str) -> metadata.EntryPoint | None:
+    """The first ``liars_dice.agents`` entry point called ``name``, or ``None``."""
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == name:
+            return entry
+    return None
+
+
+def _entry_point_hint() -> str:
+    names = sorted(
+        {e.name for e in metadata.entry_points(group=ENTRY_POINT_GROUP)} - _builtin_names()
+    )
+    installed = f"installed: {', '.join(names)}" if names else "none installed"
+    return f"the name of a {ENTRY_POINT_GROUP!r} entry point ({installed})"
+
+
+def _build_agent(spec: str, target: Any, rules: RuleSet, seed: int | None, what: str) -> Agent:
+    """Calls a class or factory with the ``rules``/``seed`` it accepts; checks the result."""
+    if not callable(target):
+        raise ValueError(
+            f"agent spec {spec!r}: {what} is {target!r}, not callable; expected an agent "
+            "class or a factory returning an agent"
+        )
+    kwargs = {}
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):  # no signature (some builtins): call with no args
+        params = {}
+    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for key, value in (("rules", rules), ("seed", seed)):
+        param = params.get(key)
+        if any_keyword or (
+            param is not None
+            and param.kind
+            in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        ):
+            kwargs[key] = value
+    call = f"{what}({', '.join(f'{k}=...' for k in kwargs)})"
+    try:
+        agent = target(**kwargs)
+    except TypeError as exc:
+        raise ValueError(
+            f"agent spec {spec!r}: calling {call} failed: {exc}; an agent class or factory "
+            "must be callable with no arguments or with the keywords rules= and/or seed="
+        ) from exc
+    missing = [m for m in ("act", "reset") if not callable(getattr(agent, m, None))]
+    if missing:
+        raise ValueError(
+            f"agent spec {spec!r}: {call} returned {agent!r}, which is not an agent: it "
+            f"lacks {' and '.join(f'{m}()' for m in missing)}; an agent has act(view) -> int "
+            "and reset(seed)"
+        )
+    if not isinstance(getattr(agent, "name", None), str):
+        with contextlib.suppress(AttributeError, TypeError):  # slots, read-only: keep
+            agent.name = spec
+    return agent
