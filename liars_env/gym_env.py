@@ -12,7 +12,7 @@ Observation shape         ``(size,)``: the learner's observation vector
 Observation values        ``[0, 1]`` (float32), layout v1 of :mod:`liars_env.observation`
 Action mask               ``info["action_mask"]`` (int8) and :meth:`LiarsDiceEnv.action_masks`
 Rewards                   ``+1`` win, ``−1/(N−1)`` eliminated, ``0`` otherwise
-Render modes              ``"ansi"``
+Render modes              ``"ansi"``, ``"rgb_array"`` (640×480 uint8, the learner is "you")
 ========================  =============================================================
 
 Usage::
@@ -130,7 +130,7 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
             opponent seat (default ``"probabilistic"``).
         seat: The learner's seat, or ``None`` to draw it at every reset.
         illegal_action: ``"penalize"`` (default) or ``"raise"``.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (an image).
         **overrides: RuleSet fields, e.g. ``num_players=4`` or ``dice_per_player=2``.
 
     Raises:
@@ -146,7 +146,7 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
         ([5, 5], 0)
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -160,7 +160,9 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
         super().__init__()
         EzPickle.__init__(self, rules, opponents, seat, illegal_action, render_mode, **overrides)
         if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(
                 f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}"
@@ -274,15 +276,19 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
         """
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
-        """The table as text (``render_mode="ansi"``): dice hidden but at a reveal."""
+    def render(self) -> str | np.ndarray | None:
+        """The table, dice hidden but at a reveal: text (``"ansi"``) or an RGB image."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode")
             return None
         if self.game_state is None:
-            return "(call reset() first)"
+            raise ResetNeeded("call reset() before render()")
         names = [f"player_{s}" for s in range(self.rules.num_players)]
         names[self.seat] = "you"
+        if self.render_mode == "rgb_array":
+            from liars_env.drawing import draw_table
+
+            return draw_table(self.game_state, self.game, names, self.last_result)
         return render_table(self.game_state, self.game, names, self.last_result)
 
     # ---------------------------------------------------------------- helpers

@@ -259,7 +259,7 @@ def test_numpy_actions_are_accepted():
         ({"seat": -1}, "got -1"),
         ({"seat": True}, "got True"),
         ({"illegal_action": "ignore"}, "illegal_action must be 'penalize' or 'raise'"),
-        ({"render_mode": "human"}, "render_mode must be None or 'ansi', got 'human'"),
+        ({"render_mode": "human"}, "render_mode must be None, 'ansi' or 'rgb_array', got 'human'"),
         ({"rules": "perudoo"}, "unknown preset 'perudoo'"),
         ({"colour": "red"}, "unknown rule option 'colour'"),
         ({"opponents": "checkpoint:/no/such/folder"}, "/no/such/folder"),
@@ -288,6 +288,18 @@ def test_render_ansi():
     assert "you" in text and "player_0" in text and "Round 1" in text
     with pytest.warns(UserWarning, match="without a render_mode"):
         assert LiarsDiceEnv().render() is None
+
+
+def test_render_rgb_array_draws_the_table():
+    env = make(num_players=3, render_mode="rgb_array", seat=0, opponents="random")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (480, 640, 3) and frame.dtype == np.uint8
+    assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 5  # a drawing, not a blank
+    bids_before = len(env.unwrapped.game_state.bids)
+    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))  # the lowest bid
+    assert len(env.unwrapped.game_state.bids) != bids_before
+    assert not np.array_equal(frame, env.render())  # the new bids are on the table
 
 
 def test_pickle_round_trip():
