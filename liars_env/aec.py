@@ -134,8 +134,9 @@ def env(
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order enforcer with a direct ``last()``.
 
-    The inherited ``last()`` reads five attributes through ``__getattr__`` chains on every
-    call; after ``reset()`` this one asks the raw env once. Behaviour is unchanged.
+    The inherited ``last()``, ``step()`` and the ``agent_iter`` loop read attributes
+    through ``__getattr__`` chains on every turn; after ``reset()`` these ask the raw env
+    directly. Behaviour is unchanged.
     """
 
     def last(self, observe: bool = True) -> tuple:
@@ -143,6 +144,28 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             return super().last(observe)
         return self.env.last(observe)
+
+    def step(self, action: int | None) -> None:
+        """See :meth:`raw_env.step`; the order checks of the parent, without its lookups."""
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    @property
+    def agents(self) -> list[str]:
+        """The raw env's ``agents`` (read directly: ``agent_iter`` asks every turn)."""
+        if not self._has_reset:
+            raise AttributeError("agents cannot be accessed before reset")
+        return self.env.agents
+
+    @property
+    def agent_selection(self) -> str:
+        """The raw env's ``agent_selection`` (read directly, as :attr:`agents`)."""
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.agent_selection
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
