@@ -157,3 +157,24 @@ def test_agents_satisfy_the_protocol():
 def test_bad_agent_specs(spec, message):
     with pytest.raises(ValueError, match=message):
         make_agent(spec, RuleSet.preset("perudo"))
+
+
+@pytest.mark.parametrize("spec", ["probabilistic", "bayes:evidence=0,counter_evidence=0"])
+def test_a_bid_exactly_at_the_challenge_threshold_is_not_challenged(spec):
+    """The tie-break is ``p_true < challenge_threshold``: ``<=`` would challenge here.
+
+    One die each, four faces, ones wild: seat 0's "one 2" holds iff its die is a 1 or a 2,
+    so for seat 1 (holding a 3) ``p_true = 2/4 = 0.5``, the threshold; raising to "one 3"
+    is certain, so nothing but the threshold can make the bot challenge.
+    """
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=4)
+    game, state, rng = scripted(rules, [[2], [3]])
+    game.apply(state, game.codec.encode_bid(1, 2), rng)
+    view = view_of(game, ObservationLayout(rules), state)
+    at = make_agent(f"{spec}{',' if ':' in spec else ':'}bluff_rate=0", rules)
+    assert at.params.challenge_threshold == 0.5
+    assert at.act(view) == game.codec.encode_bid(1, 3)
+    above = make_agent(
+        f"{spec}{',' if ':' in spec else ':'}bluff_rate=0,challenge_threshold=0.500001", rules
+    )
+    assert above.act(view) == game.codec.challenge

@@ -199,3 +199,31 @@ def test_partial_steps_leave_inactive_games_alone():
     assert not torch.equal(env.current_player[active], before[1][active])
     env.reset_games(torch.tensor([0, 2]))
     assert (env.bid_id[[0, 2]] == -1).all() and (env.dice_left[[0, 2]] == 5).all()
+
+
+@pytest.mark.parametrize("bot", ["probabilistic", "bayes"])
+def test_batched_bot_tie_break_at_the_challenge_threshold(bot):
+    """As the scalar test: ``p_true == challenge_threshold`` (0.5) raises, above challenges.
+
+    One die each, four faces: after the opener's "one 2", a responder holding a 3 sees
+    ``p_true = 0.5`` and a certain raise to "one 3".
+    """
+    import dataclasses
+
+    from liars_env.agents.batched import make_batched_bot
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=4)
+    env = BatchedEnv(rules, num_envs=64, seed=0)
+    obs, mask = env.reset()
+    one_two = env.codec.encode_bid(1, 2)
+    obs, mask, _, _, _ = env.step(torch.full((64,), one_two))
+    rows = torch.nonzero(env.dice[torch.arange(64), env.current_player, 0] == 3).squeeze(1)
+    assert len(rows) > 0
+    batched = make_batched_bot(env, bot)
+    params = dataclasses.replace(batched.params, bluff_rate=0.0)
+    if bot == "bayes":
+        params = dataclasses.replace(params, evidence=0.0, counter_evidence=0.0)
+    batched.params = params
+    assert (batched.act(mask, rows, obs) == env.codec.encode_bid(1, 3)).all()
+    batched.params = dataclasses.replace(params, challenge_threshold=0.500001)
+    assert (batched.act(mask, rows, obs) == env.codec.challenge).all()

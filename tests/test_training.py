@@ -271,8 +271,23 @@ OUR_CONFIGS = [p for p in sorted(Path("configs").glob("*.yaml")) if not p.name.s
 
 @pytest.mark.parametrize("config", OUR_CONFIGS, ids=lambda p: p.name)
 def test_shipped_configs_load(config):
+    import yaml
+
+    from liars_env.agents import make_agent
+    from training.league import check_member_spec
+
     args = ppo.load_args(str(config))
-    assert args.total_steps > 0
+    written = yaml.safe_load(config.read_text())
+    for key, value in written.items():  # every setting of the file reaches the Args
+        assert getattr(args, key) == value, key
+    rules = RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
+    batch = args.num_envs * args.num_steps
+    assert args.total_steps >= batch and batch % args.num_minibatches == 0
+    assert 0.0 <= args.self_play <= 1.0 and args.run_name
+    for spec in args.league:
+        check_member_spec(spec)
+    for spec in args.eval_opponents:
+        make_agent(spec, rules)
 
 
 @pytest.mark.parametrize("preset", ["perudo", "perudo_palifico", "sanford", "common_hand"])
