@@ -7,25 +7,38 @@ with ``pyspiel``, one game at a time, timed both bare (``legal_actions`` only) a
 ``observation_tensor()`` every decision (the same work our engine does). Every figure is
 the median of several interleaved repeats.
 
-Run: ``python benchmarks/batched_throughput.py [--seconds 2] [--repeats 3] [--device cpu]``
+Run: ``python benchmarks/batched_throughput.py [--seconds 2] [--repeats 3] [--device cpu]
+[--threads N] [--busy]``. ``--threads`` sets the engine's threads (default: the engine's
+own default, one; 0: torch's default); ``--busy`` measures every configuration twice,
+idle and with a separate process spinning on one core, and prints both side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 
 import torch
-from report import print_ratio_table
+from report import busy_core, print_idle_busy_table, print_ratio_table
 
 from liars_env.batched import BatchedEnv, sample_legal
+from liars_env.threads import DEFAULT_THREADS
 
 
-def batched_rate(players: int, batch: int, seconds: float, device: str) -> float:
+def batched_rate(
+    players: int, batch: int, seconds: float, device: str, threads: int | None = DEFAULT_THREADS
+) -> float:
     """Decisions per second of random masked play at one batch size."""
     env = BatchedEnv(
-        "perudo", num_envs=batch, num_players=players, device=device, seed=0, check_actions=False
+        "perudo",
+        num_envs=batch,
+        num_players=players,
+        device=device,
+        seed=0,
+        check_actions=False,
+        threads=threads,
     )
     _, mask = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
@@ -67,32 +80,43 @@ def pyspiel_rate(seconds: float, observe: bool) -> float:
 
 
 def main() -> None:
-    """Runs the benchmark and prints medians and ratios to pyspiel."""
+    """Runs the benchmark and prints medians and ratios to pyspiel (or idle vs busy)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batches", type=int, nargs="+", default=[256, 4096, 16384])
     parser.add_argument("--players", type=int, nargs="+", default=[3, 6])
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="0: torch's")
+    parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     args = parser.parse_args()
-    runs: dict[str, list[float]] = {}
+    threads = args.threads or None
+    loads = [False, True] if args.busy else [False]
+    runs: dict[bool, dict[str, list[float]]] = {load: {} for load in loads}
     for _ in range(args.repeats):
-        for players in args.players:
-            for batch in args.batches:
-                key = f"batched perudo {players}p, batch {batch} ({args.device})"
-                runs.setdefault(key, []).append(
-                    batched_rate(players, batch, args.seconds, args.device)
-                )
-        try:
-            runs.setdefault("pyspiel liars_dice 2p (bare)", []).append(
-                pyspiel_rate(args.seconds, observe=False)
-            )
-            runs.setdefault("pyspiel liars_dice 2p (+observation)", []).append(
-                pyspiel_rate(args.seconds, observe=True)
-            )
-        except ImportError as exc:  # pragma: no cover - optional peer
-            print(f"(skipping pyspiel: {exc})")
-    print_ratio_table(runs, "pyspiel liars_dice 2p (bare)", "configuration")
+        for load in loads:
+            with busy_core(load):
+                for players in args.players:
+                    for batch in args.batches:
+                        key = f"batched perudo {players}p, batch {batch} ({args.device})"
+                        runs[load].setdefault(key, []).append(
+                            batched_rate(players, batch, args.seconds, args.device, threads)
+                        )
+                try:
+                    runs[load].setdefault("pyspiel liars_dice 2p (bare)", []).append(
+                        pyspiel_rate(args.seconds, observe=False)
+                    )
+                    runs[load].setdefault("pyspiel liars_dice 2p (+observation)", []).append(
+                        pyspiel_rate(args.seconds, observe=True)
+                    )
+                except ImportError as exc:  # pragma: no cover - optional peer
+                    print(f"(skipping pyspiel: {exc})")
+    print(f"threads: {threads or 'torch default'}")
+    idle = print_ratio_table(runs[False], "pyspiel liars_dice 2p (bare)", "configuration")
+    if args.busy:
+        busy = {name: statistics.median(v) for name, v in runs[True].items()}
+        print()
+        print_idle_busy_table(idle, busy, "configuration")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ variant alike. Example::
         --variant "belief_features=false" --variant "league=[probabilistic]" --repeats 3
 
 Each ``--variant`` is a space-separated list of ``key=value`` settings applied on top of
-the config; the config itself is always measured first.
+the config; the config itself is always measured first. ``--busy`` measures everything
+twice, idle and with a separate process spinning on one core, e.g. the default threads
+against torch's: ``--variant "torch_threads=0" --busy``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import argparse
 import statistics
 import tempfile
 import time
+
+from report import busy_core, print_idle_busy_table
 
 from training import ppo
 
@@ -54,18 +58,26 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], help="key=value ...")
     parser.add_argument("--updates", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     ns = parser.parse_args()
     variants = [[]] + [v.split() for v in ns.variant]
-    results: dict[int, list[float]] = {i: [] for i in range(len(variants))}
+    loads = [False, True] if ns.busy else [False]
+    results = {(i, load): [] for i in range(len(variants)) for load in loads}
     for _ in range(ns.repeats):
-        for i, sets in enumerate(variants):
-            results[i].append(measure(ns.config, sets, ns.updates))
-    first = statistics.median(results[0])
+        for load in loads:
+            with busy_core(load):
+                for i, sets in enumerate(variants):
+                    results[i, load].append(measure(ns.config, sets, ns.updates))
+    labels = [" ".join(sets) or f"{ns.config} as is" for sets in variants]
+    idle = {labels[i]: statistics.median(results[i, False]) for i in range(len(variants))}
+    first = idle[labels[0]]
     print(f"{'variant':60s} {'decisions/s (median)':>22s} {'ratio':>7s}")
-    for i, sets in enumerate(variants):
-        med = statistics.median(results[i])
-        label = " ".join(sets) or f"{ns.config} as is"
+    for label, med in idle.items():
         print(f"{label:60s} {med:22,.0f} {med / first:7.2f}")
+    if ns.busy:
+        busy = {labels[i]: statistics.median(results[i, True]) for i in range(len(variants))}
+        print()
+        print_idle_busy_table(idle, busy, "variant")
 
 
 if __name__ == "__main__":

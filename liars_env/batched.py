@@ -32,6 +32,7 @@ from liars_env.engine import get_codec
 from liars_env.errors import IllegalActionError
 from liars_env.observation import ObservationLayout
 from liars_env.rules import RuleSet, loser_reward, resolve_rules
+from liars_env.threads import DEFAULT_THREADS, check_threads, using_threads
 
 
 def sample_legal(mask: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -62,6 +63,9 @@ class BatchedEnv:
         seed: Seeds the batch's torch generator (dice and first openers).
         check_actions: Raise :class:`IllegalActionError` if an action is not legal
             (one extra gather per step; turn off in trusted training loops).
+        threads: Intra-op torch threads while it steps and resets (``None``: leave
+            torch's setting). One by default, the only setting that stays fast when
+            another process holds a core (see :mod:`liars_env.threads`).
         **overrides: RuleSet fields.
 
     Public state (read it, do not write it, except to stage scenarios in tests):
@@ -77,8 +81,10 @@ class BatchedEnv:
         device: str | torch.device = "cpu",
         seed: int | None = 0,
         check_actions: bool = True,
+        threads: int | None = DEFAULT_THREADS,
         **overrides: Any,
     ) -> None:
+        self.threads = check_threads(threads)
         self.rules = resolve_rules(rules, **overrides)
         if self.rules.hand == "individual":
             raise ValueError("BatchedEnv supports every option but hand='individual'")
@@ -143,8 +149,9 @@ class BatchedEnv:
 
     def reset(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Starts a new game in every slot; returns ``(obs, mask)`` of the players to act."""
-        self._new_games(self._rows)
-        return self.observe(), self.legal_mask()
+        with using_threads(self.threads):
+            self._new_games(self._rows)
+            return self.observe(), self.legal_mask()
 
     def _new_games(self, rows: torch.Tensor) -> None:
         """Starts new games in the slots ``rows`` (a 1-D index tensor)."""
@@ -292,7 +299,8 @@ class BatchedEnv:
         """
         if rows.dtype == torch.bool:
             rows = rows.nonzero().squeeze(1)
-        self._new_games(rows.to(self.device))
+        with using_threads(self.threads):
+            self._new_games(rows.to(self.device))
 
     def step(
         self, actions: torch.Tensor, active: torch.Tensor | None = None
@@ -315,6 +323,12 @@ class BatchedEnv:
         Raises:
             IllegalActionError: if ``check_actions`` and some action is not legal.
         """
+        with using_threads(self.threads):
+            return self._step(actions, active)
+
+    def _step(
+        self, actions: torch.Tensor, active: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         r, codec = self.rules, self.codec
         actions = torch.as_tensor(actions, device=self.device).long()
         if actions.shape != (self.num_envs,):

@@ -27,6 +27,7 @@ from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
 from liars_env.batched import BatchedEnv
 from liars_env.policy import NetworkShape, PolicyNet, load_policy, sample_actions
 from liars_env.rules import RuleSet
+from liars_env.threads import DEFAULT_THREADS, using_threads
 from training.evaluate import wilson_interval
 
 WIN_WINDOW = 2000.0
@@ -351,15 +352,34 @@ def play_match(
     seed: int,
     device: str | torch.device = "cpu",
     policy: PolicyNet | None = None,
+    threads: int | None = DEFAULT_THREADS,
 ) -> dict[str, Any]:
     """Win rate of ``player`` in one seat against ``opponent`` in all others (batched).
 
     Seats rotate over the game slots; a game in which the player is eliminated counts as
     a loss at once (and the slot starts a new game). ``policy`` plays ``self`` members.
+    The match runs on ``threads`` torch threads (``None``: as set; see
+    :mod:`liars_env.threads`).
     """
+    with using_threads(threads):
+        return _play_match(player, opponent, rules, games, seed, device, policy, threads)
+
+
+def _play_match(
+    player: Member,
+    opponent: Member,
+    rules: RuleSet,
+    games: int,
+    seed: int,
+    device: str | torch.device,
+    policy: PolicyNet | None,
+    threads: int | None,
+) -> dict[str, Any]:
     n = rules.num_players
     slots = max(n, min(games, 512) - min(games, 512) % n)
-    env = BatchedEnv(rules, num_envs=slots, device=device, seed=seed, check_actions=False)
+    env = BatchedEnv(
+        rules, num_envs=slots, device=device, seed=seed, check_actions=False, threads=threads
+    )
     gen = torch.Generator(device=env.device).manual_seed(seed)
     learner = torch.arange(slots, device=env.device) % n
     obs, mask = env.reset()

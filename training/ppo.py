@@ -47,6 +47,7 @@ from liars_env.policy import (
     write_checkpoint,
 )
 from liars_env.rules import PRESETS, RuleSet
+from liars_env.threads import using_threads
 from training.config import parse_key_values
 from training.league import (
     DEFAULT_GROUP_SHARES,
@@ -77,8 +78,14 @@ class Args:
     """Seeds the games, the network and every sampler."""
     device: str = "cpu"
     """``cpu`` or ``cuda``."""
-    torch_threads: int = 0
-    """Intra-op threads for torch on the CPU (0: torch's default)."""
+    torch_threads: int = 1
+    """Intra-op torch threads on the CPU for the engine, the bots, the rollouts and the
+    evaluations (many small ops). 1, the default, stays fast when another process holds
+    a core; 0 leaves torch's default (all cores: faster on an idle machine, 30–80× slower
+    on a busy one). See :mod:`liars_env.threads`."""
+    learn_threads: int = 0
+    """Intra-op threads for the PPO update (large matmuls); 0: the same as
+    ``torch_threads``. 2 helps on an idle 2-core machine."""
     total_steps: int = 2_000_000
     """Learner decisions to train for."""
     num_envs: int = 512
@@ -352,6 +359,7 @@ class Trainer:
         self.ckpt_dir = self.run_dir / "checkpoints"
         if args.torch_threads:
             torch.set_num_threads(args.torch_threads)
+        self.learn_threads = args.learn_threads or args.torch_threads or None
         random.seed(args.seed)
         torch.manual_seed(args.seed)
         self.device = torch.device(args.device)
@@ -361,6 +369,7 @@ class Trainer:
             device=self.device,
             seed=args.seed,
             check_actions=False,
+            threads=args.torch_threads or None,
         )
         self.shape = NetworkShape(
             self.env.observation_size,
@@ -513,7 +522,8 @@ class Trainer:
                     ep_return[dones_acc] = 0.0
             self.global_step += self.batch_size
             buffers = (obs_buf, feat_buf, mask_buf, act_buf, logp_buf, val_buf, rew_buf, done_buf)
-            stats = self._learn(obs, mask, *buffers)
+            with using_threads(self.learn_threads):
+                stats = self._learn(obs, mask, *buffers)
             self.update += 1
             if args.pool_size and self.update % args.snapshot_every == 0:
                 self.league.add(
@@ -893,6 +903,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--device", help="cpu or cuda (overrides the config)")
     parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="torch threads for the engine, bots and rollouts (overrides torch_threads; "
+        "default 1: see liars_env.threads)",
+    )
+    parser.add_argument(
         "--backend",
         choices=["ours", "rllib"],
         default="ours",
@@ -910,6 +927,8 @@ def main(argv: list[str] | None = None) -> int:
         sets = list(args_ns.set)
         if args_ns.device:
             sets.append(f"device={args_ns.device}")
+        if args_ns.threads is not None:
+            sets.append(f"torch_threads={args_ns.threads}")
         if args_ns.resume:
             run = Path(args_ns.resume)
             config_file = (

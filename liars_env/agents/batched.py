@@ -27,6 +27,7 @@ from liars_env.belief import (
     tail_table,
     tilted_match_distributions,
 )
+from liars_env.threads import using_threads
 
 BATCHED_BOT_NAMES = ("random", *BOT_PRESETS)
 """Bots that have a batched twin: ``random`` and every preset."""
@@ -49,7 +50,8 @@ class BatchedRandomBot:
         self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None = None
     ) -> torch.Tensor:
         """Uniformly random legal actions for the games ``rows``."""
-        return sample_legal(mask[rows], self.generator)
+        with using_threads(self.env.threads):
+            return sample_legal(mask[rows], self.generator)
 
 
 class BatchedProbabilisticBot:
@@ -130,6 +132,12 @@ class BatchedProbabilisticBot:
             obs: ``(B, size)`` observations of the whole batch, if at hand (the bots
                 that read bids use them; computed from the env otherwise).
         """
+        with using_threads(self.env.threads):
+            return self._act(mask, rows, obs)
+
+    def _act(
+        self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None
+    ) -> torch.Tensor:
         env, params, rules = self.env, self.params, self.env.rules
         nb = env.codec.num_bids
         n = len(rows)
