@@ -44,7 +44,9 @@ never changed after ``last()`` returned them):
 * ``dice_left``: int64 array, dice per seat in seat order;
 * ``eliminated``: whether this agent is out;
 * ``round_over``: whether this step settled a call (a reveal);
-* ``dice_change``: dice this agent lost (−1) or regained (+1) at this step.
+* ``dice_change``: dice this agent lost (−1) or regained (+1) at this step;
+* ``illegal_action``: whether the game ended on an illegal action at this step
+  (``illegal_action="penalize"``; the reason is :attr:`raw_env.last_illegal`).
 
 The whole reveal (every hand, the count, losers, next opener) is
 :attr:`raw_env.last_round` (a dict, agent names) and :attr:`raw_env.last_result` (the
@@ -88,7 +90,7 @@ from liars_env.rules import RuleSet, loser_reward, resolve_rules
 
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
 RESET_OPTIONS = ("dice", "dice_left", "first_player")
-INFO_KEYS = ("dice_left", "eliminated", "round_over", "dice_change")
+INFO_KEYS = ("dice_left", "eliminated", "round_over", "dice_change", "illegal_action")
 """The keys of every agent's info, at every step."""
 
 
@@ -227,6 +229,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rng: np.random.Generator | None = None
         self.game_state: GameState | None = None
         self.last_result: RoundResult | None = None
+        self.last_illegal: str | None = None
+        """Why the game ended on an illegal action (``illegal_action="penalize"``)."""
 
     # ---------------------------------------------------------------- action codec
     def bid_action(self, quantity: int, face: int) -> int:
@@ -320,6 +324,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rng = rng
         self.game_state = state
         self.last_result = None
+        self.last_illegal = None
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         penalty = loser_reward(self.rules.num_players)
@@ -426,6 +431,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 "eliminated": dice_left[seat] == 0,
                 "round_over": result is not None,
                 "dice_change": int(change),
+                "illegal_action": False,
             }
         return infos
 
@@ -476,9 +482,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         for agent in others:
             self.rewards[agent] = share
         self.rewards[offender] = -1.0
+        self.last_illegal = f"{offender}: {reason}"
         self.infos = self._make_infos(None)
         for info in self.infos.values():
-            info["illegal_action"] = f"{offender}: {reason}"
+            info["illegal_action"] = True
         self._round_ended = True
         self.terminations = dict.fromkeys(self.agents, True)
         self._accumulate_rewards()

@@ -41,6 +41,23 @@ from liars_env.rules import (
 )
 
 
+def action_id(action: Any) -> int | None:
+    """``action`` as an int id, or ``None`` if it is not one.
+
+    Ids are ints, numpy integers and 0-d integer arrays (what ``Discrete.sample()`` and
+    SB3's ``predict`` return); bools and floats are not.
+
+    Example:
+        >>> action_id(np.array(3)), action_id(np.int64(4)), action_id(True), action_id(2.0)
+        (3, 4, None, None)
+    """
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        return None
+    return int(action)
+
+
 @lru_cache(maxsize=64)
 def get_codec(rules: RuleSet) -> ActionCodec:
     """The shared :class:`ActionCodec` of a rule set (built once, tables included)."""
@@ -294,9 +311,9 @@ class LiarsDiceGame:
     def is_legal(self, state: GameState, action: Any) -> bool:
         """Whether ``action`` is legal for the player to act (a fast table look-up)."""
         if type(action) is not int:
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            action = action_id(action)
+            if action is None:
                 return False
-            action = int(action)
         if state.winner is not None or not 0 <= action < self.codec.num_actions:
             return False
         if action >= self._num_bids:
@@ -316,9 +333,9 @@ class LiarsDiceGame:
         codec = self.codec
         current = state.current_bid
         now = f"the current bid is {describe_bid(*current)}" if current else "no bid yet this round"
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if action_id(action) is None:
             return f"action {action!r} is not an int action id"
-        action = int(action)
+        action = action_id(action)
         if state.winner is not None:
             return f"action {action}: the game is over"
         if not 0 <= action < codec.num_actions:
@@ -361,7 +378,7 @@ class LiarsDiceGame:
         """
         if check and not self.is_legal(state, action):
             self.check_action(state, action)
-        action = int(action)
+        action = action_id(action)
         state.actions.append(action)
         seat = state.current_player
         codec = self.codec

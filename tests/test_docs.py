@@ -13,9 +13,21 @@ from pathlib import Path
 
 import pytest
 
+from liars_env.threads import using_threads
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-COMPAT_MODULES = {"stable_baselines3", "sb3_contrib", "torchrl", "tensordict", "tianshou", "ray"}
+COMPAT_MODULES = {
+    "stable_baselines3",
+    "sb3_contrib",
+    "torchrl",
+    "tensordict",
+    "tianshou",
+    "ray",
+    "pyspiel",
+    "starlette",
+    "uvicorn",
+}
 """Client libraries of the ``compat``/``rllib`` extras: a page needing an absent one skips."""
 BLOCK = re.compile(r"```(python|bash)\n(.*?)```", re.S)
 
@@ -32,6 +44,12 @@ def test_every_code_block_runs(page, tmp_path, monkeypatch):
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    with using_threads(1):  # the pages' tiny trainings: one thread is fastest here
+        run_page(page, namespace, env)
+
+
+def run_page(page: Path, namespace: dict, env: dict) -> None:
+    """Runs the code blocks of ``page`` in order."""
     for kind, code in blocks(page):
         if kind == "python":
             try:

@@ -307,10 +307,11 @@ def test_penalize_mode_ends_the_game_zero_sum():
     returns = {}
     for agent in e.agent_iter():
         _, reward, terminated, _, info = e.last()
-        assert terminated and "illegal_action" in info
+        assert terminated and info["illegal_action"] is True
         returns[agent] = reward
         e.step(None)
     assert returns == {"player_0": 0.5, "player_1": -1.0, "player_2": 0.5}
+    assert "player_1" in e.unwrapped.last_illegal and "opening bid" in e.unwrapped.last_illegal
 
 
 @pytest.mark.parametrize(
