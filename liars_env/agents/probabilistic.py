@@ -13,7 +13,8 @@ the binomial prior, per bid), and one who bid other faces slightly fewer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import copy
+from dataclasses import dataclass, fields, replace
 from itertools import combinations_with_replacement
 from math import lgamma, log
 
@@ -187,6 +188,26 @@ class ProbabilisticAgent:
         ):
             return codec.challenge
         return best_raise
+
+    def action_probabilities(self, view: PlayerView) -> np.ndarray:
+        """The exact distribution of :meth:`act` at ``view`` (length ``num_actions``).
+
+        With chance ``bluff_rate`` (when a bid is legal) :meth:`act` bluffs, uniformly among
+        the first ``2·F`` legal bids; otherwise it plays its planned action, which depends
+        on the view alone. Leaves the bot's random state untouched.
+        """
+        codec = view.codec
+        planner = copy.copy(self)
+        planner.params = replace(self.params, bluff_rate=0.0)
+        planner.rng = np.random.default_rng(0)
+        probs = np.zeros(codec.num_actions)
+        probs[planner.act(view)] = 1.0
+        bid_ids = np.flatnonzero(view.mask[: codec.num_bids])
+        if len(bid_ids) and self.params.bluff_rate > 0:
+            bluffs = bid_ids[: 2 * codec.faces]
+            probs *= 1.0 - self.params.bluff_rate
+            probs[bluffs] += self.params.bluff_rate / len(bluffs)
+        return probs
 
     def _exact_worthwhile(self, view: PlayerView) -> bool:
         # calza at full dice cannot gain anything and risks a die

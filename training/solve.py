@@ -1,0 +1,178 @@
+"""``liars-solve``: the exact equilibrium of a small 2-player game, and exact exploitability.
+
+Solves the whole game (every round) with :func:`liars_env.solver.solve`, prints the value
+for the first round's opener and the exploitability of the computed strategy, and, for
+each ``--exploit`` spec, how much an exact best response gains against that agent.
+
+Example::
+
+    liars-solve --rules perudo --players 2 --rule dice_per_player=1
+        --exploit probabilistic belief --out perudo_1d6.json
+
+writes ``perudo_1d6.json``::
+
+    {"rules": {...}, "method": "auto", "value": -0.0556, "exploitability": 0.0,
+     "iterations": 0, "seconds": ..., "round_states": 1, "round_values": {...},
+     "exploit": {"probabilistic": {"best_response": [..., ...],
+                                   "exploitability": ..., ...}, ...}}
+
+The presets keep their rules but not their table size: ``--players 2`` and
+``--rule dice_per_player=1`` (or ``faces=...``) make the small game; the ``sanford``
+family, written for 3–5 players, is allowed at 2 here. Rules too large to solve exit with
+status 2 and a message naming the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from liars_env.rules import PRESETS, RuleSet
+from training.config import parse_key_values
+
+
+def build_rules(preset: str, players: int, items: Sequence[str]) -> RuleSet:
+    """The rule set of ``--rules``, ``--players`` and ``--rule KEY=VALUE`` items.
+
+    Raises:
+        ValueError: for an unknown preset, option or value.
+
+    Example:
+        >>> build_rules("perudo", 2, ["dice_per_player=1", "faces=4"]).faces
+        4
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(PRESETS)}")
+    overrides = parse_key_values(items, what="--rule")
+    overrides["num_players"] = players
+    return PRESETS[preset].with_options(**overrides)
+
+
+def run(
+    rules: RuleSet,
+    *,
+    method: str = "auto",
+    iterations: int = 10_000,
+    tolerance: float = 1e-4,
+    exploit_specs: Sequence[str] = (),
+    save: str | None = None,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Solves ``rules``, exploits each spec, and returns the JSON-able results.
+
+    Raises:
+        ValueError: for unsupported rules or a bad agent spec.
+    """
+    from liars_env.agents import make_agent
+    from liars_env.solver import SolverAgent, exploit, solve
+
+    agents = {spec: make_agent(spec, rules, seed=0) for spec in exploit_specs if spec != "solver"}
+    solution = solve(
+        rules, method=method, iterations=iterations, tolerance=tolerance, progress=progress
+    )
+    if save:
+        solution.save(save)
+    out = {**solution.to_dict(), "method": method, "tolerance": tolerance, "exploit": {}}
+    trees = solution.trees()
+    for spec in exploit_specs:
+        agent = SolverAgent(rules, solution=solution) if spec == "solver" else agents[spec]
+        out["exploit"][spec] = exploit(agent, rules, trees=trees).to_dict()
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``liars-solve`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="liars-solve",
+        description="Solve a small 2-player game exactly (all rounds) and measure the exact "
+        "exploitability of agents.",
+    )
+    parser.add_argument("--rules", default="perudo", help=f"preset: {', '.join(PRESETS)}")
+    parser.add_argument("--players", type=int, default=2, help="players (the solver needs 2)")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule override, e.g. dice_per_player=1 or faces=4 (repeatable)",
+    )
+    parser.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "lp", "cfr+"],
+        help="per-round solver: exact LP, CFR+, or auto (LP for small rounds; default)",
+    )
+    parser.add_argument(
+        "--iterations", type=int, default=10_000, help="most CFR+ iterations per round state"
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=1e-4, help="target exploitability (CFR+)"
+    )
+    parser.add_argument(
+        "--exploit", nargs="+", default=[], metavar="SPEC", help="agent specs to exploit"
+    )
+    parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument("--save", help="write the strategy (.npz) here")
+    return parser
+
+
+def table(result: dict[str, Any]):
+    """The results as a rich table."""
+    from rich.table import Table
+
+    out = Table(title="liars-solve", show_lines=False)
+    out.add_column("quantity")
+    out.add_column("value", justify="right")
+    out.add_row("value (first opener)", f"{result['value']:+.6f}")
+    out.add_row("exploitability", f"{result['exploitability']:.2e}")
+    out.add_row("method", result["method"])
+    out.add_row("CFR+ iterations", str(result["iterations"]))
+    out.add_row("round states", str(result["round_states"]))
+    out.add_row("seconds", f"{result['seconds']:.2f}")
+    for spec, row in result["exploit"].items():
+        br0, br1 = row["best_response"]
+        out.add_row(
+            f"exploit {spec}",
+            f"{row['exploitability']:.4f} (BR vs seat 0 {br0:+.4f}, seat 1 {br1:+.4f})",
+        )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``liars-solve``."""
+    from rich.console import Console
+
+    args = build_parser().parse_args(argv)
+    console = Console() if sys.stdout.isatty() else Console(width=120)
+    try:
+        rules = build_rules(args.rules, args.players, args.rule)
+        result = run(
+            rules,
+            method=args.method,
+            iterations=args.iterations,
+            tolerance=args.tolerance,
+            exploit_specs=args.exploit,
+            save=args.save,
+            progress=lambda line: console.print(f"  {line}"),
+        )
+    except ValueError as exc:
+        console.print(f"[red]liars-solve: {exc}[/red]")
+        return 2
+    console.print(table(result))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(out.suffix + ".tmp")
+        tmp.write_text(json.dumps(result, indent=2))
+        os.replace(tmp, out)
+        console.print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
