@@ -7,6 +7,10 @@ Example::
 Type bids in plain words (``4 3s``, ``4x3``, ``four threes``), ``challenge`` / ``liar``
 / ``dudo``, ``exact`` / ``calza`` where the rules have one, ``help`` or ``quit``. Works
 with piped input too, and stops cleanly at the end of input.
+
+``liars-play --web`` plays in the browser instead (a local server on 127.0.0.1; see
+``docs/web.md``), and ``liars-play --web --watch --agents belief bayes checkpoint:PATH``
+watches bots play each other.
 """
 
 from __future__ import annotations
@@ -157,7 +161,69 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 = first)")
     parser.add_argument("--seed", type=int, default=None)
+    web = parser.add_argument_group("browser table")
+    web.add_argument("--web", action="store_true", help="play in the browser (local server)")
+    web.add_argument(
+        "--watch",
+        action="store_true",
+        help="with --web: watch bots play each other (seats from --agents)",
+    )
+    web.add_argument(
+        "--agents",
+        nargs="+",
+        default=None,
+        help="with --watch: one spec per seat (cycled; default: the --opponents)",
+    )
+    web.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to serve on (default 127.0.0.1: this machine only)",
+    )
+    web.add_argument("--port", type=int, default=8765, help="port (0: any free port)")
+    web.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    web.add_argument("--ttl", type=float, default=3600.0, help="seconds before idle games expire")
+    web.add_argument("--max-games", type=int, default=64, help="games held at once")
+    web.add_argument("--record", metavar="DIR", help="write every finished game here (JSON lines)")
+    web.add_argument(
+        "--delay", type=int, default=900, help="milliseconds between bot moves (page default)"
+    )
     return parser
+
+
+def web_main(args: argparse.Namespace, say=print) -> int:
+    """``liars-play --web``: serves the browser table until Ctrl-C."""
+    from liars_env.web.server import allowed_hosts_for, create_app, is_loopback, serve
+    from liars_env.web.session import HUMAN, SessionStore
+
+    rules = resolve_rules(args.rules, num_players=args.players)
+    n = rules.num_players
+    if args.watch:
+        pool = args.agents or args.opponents
+        specs = [pool[i % len(pool)] for i in range(n)]
+    else:
+        if not 0 <= args.seat < n:
+            raise ValueError(f"--seat must be 0–{n - 1}, got {args.seat}")
+        others = iter(args.opponents[k % len(args.opponents)] for k in range(n - 1))
+        specs = [HUMAN if seat == args.seat else next(others) for seat in range(n)]
+    for spec in dict.fromkeys(specs):  # fail fast on a bad spec, before serving
+        if spec != HUMAN:
+            make_agent(spec, rules)
+    store = SessionStore(ttl=args.ttl, max_games=args.max_games, record_dir=args.record)
+    defaults = {
+        "rules": args.rules,
+        "players": n,
+        "specs": specs,
+        "seed": args.seed,
+        "autostart": True,
+        "delay_ms": args.delay,
+    }
+    app = create_app(
+        store,
+        defaults,
+        allow_any_spec=is_loopback(args.host),
+        allowed_hosts=allowed_hosts_for(args.host),
+    )
+    return serve(app, host=args.host, port=args.port, open_browser=not args.no_browser, say=say)
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
@@ -166,6 +232,15 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
+    if args.web:
+        try:
+            return web_main(args, say=lambda text: console.print(text, markup=False))
+        except (ValueError, ImportError) as exc:
+            console.print(f"liars-play: {exc}", markup=False)
+            return 2
+    if args.watch:
+        console.print("liars-play: --watch needs --web", markup=False)
+        return 2
     try:
         rules = resolve_rules(args.rules, num_players=args.players)
         if not 0 <= args.seat < rules.num_players:

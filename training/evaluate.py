@@ -94,9 +94,18 @@ def _init_worker() -> None:
 
 
 def play_games(
-    rules: RuleSet, specs: Sequence[str], game_indices: Sequence[int], seed: int
+    rules: RuleSet,
+    specs: Sequence[str],
+    game_indices: Sequence[int],
+    seed: int,
+    record: str | None = None,
 ) -> list[tuple[int, list[int], int]]:
-    """Plays the given games; returns ``(game_index, place per agent, decisions)`` each."""
+    """Plays the given games; returns ``(game_index, place per agent, decisions)`` each.
+
+    With ``record`` (a folder), each game is also written there as
+    ``game_{index:06d}.jsonl`` (see :mod:`liars_env.web.recording`), by the process that
+    played it.
+    """
     key = (rules, tuple(specs))
     if key not in _WORKER_CACHE:  # build agents once per process
         _WORKER_CACHE.clear()
@@ -111,18 +120,51 @@ def play_games(
             agent.reset(_agent_seed(seed, g, i))
         rng = np.random.default_rng([seed, g])
         state = game.new_game(rng)
+        recorder = _recorder(game, specs, seats, seed, g) if record else None
         decisions = 0
         while not state.is_over:
             agent = agents[seats[state.current_player]]
-            action = agent.act(view_of(game, layout, state))
-            game.apply(state, action, rng)
+            view = view_of(game, layout, state)
+            probs = _probabilities(agent, view) if recorder else None
+            action = agent.act(view)
+            if recorder:
+                recorder.apply(state, action, rng, probs=probs)
+            else:
+                game.apply(state, action, rng)
             decisions += 1
+        if recorder:
+            recorder.finish(state)
+            recorder.write(Path(record) / f"game_{g:06d}.jsonl")
         seat_places = state.places()
         places = [0] * n
         for seat, agent_index in enumerate(seats):
             places[agent_index] = seat_places[seat]
         records.append((g, places, decisions))
     return records
+
+
+def _recorder(game: LiarsDiceGame, specs: Sequence[str], seats: list[int], seed: int, g: int):
+    """A :class:`~liars_env.web.recording.GameRecorder` for game ``g`` of a tournament."""
+    from liars_env.web.recording import GameRecorder
+
+    names = display_names(specs)
+    return GameRecorder(
+        game,
+        seed=[seed, g],
+        seats=[specs[a] for a in seats],
+        names=[f"player_{s} ({names[a]})" for s, a in enumerate(seats)],
+        source="liars-eval",
+        extra={
+            "game_index": g,
+            "agent_seeds": [_agent_seed(seed, g, a) for a in seats],
+        },
+    )
+
+
+def _probabilities(agent, view):
+    from liars_env.web.recording import action_probabilities
+
+    return action_probabilities(agent, view)
 
 
 @dataclass
@@ -241,6 +283,7 @@ def evaluate(
     seed: int = 0,
     workers: int = 1,
     progress: bool = True,
+    record: str | Path | None = None,
     **overrides,
 ) -> EvalResult:
     """Plays a tournament; see the module docstring.
@@ -253,6 +296,9 @@ def evaluate(
         seed: Seeds every game and agent.
         workers: Processes to play in (1 = in this process).
         progress: Show a progress bar.
+        record: A folder to write every game to as JSON lines (``game_000000.jsonl``
+            …), with the agents' action probabilities where they expose them; open one
+            with ``liars-replay``. Recording does not change the results.
         **overrides: RuleSet fields, e.g. ``num_players=3``.
 
     Raises:
@@ -272,6 +318,9 @@ def evaluate(
     for spec in dict.fromkeys(agents):  # fail fast on a bad spec, in this process
         make_agent(spec, rules)
     games = -(-games // n) * n
+    if record is not None:
+        Path(record).mkdir(parents=True, exist_ok=True)
+        record = str(record)
     chunks = [list(range(i, min(i + CHUNK, games))) for i in range(0, games, CHUNK)]
     records: list[tuple[int, list[int], int]] = []
     start = time.perf_counter()
@@ -279,11 +328,11 @@ def evaluate(
     with bar as (update):
         if workers == 1:
             for chunk in chunks:
-                records += play_games(rules, agents, chunk, seed)
+                records += play_games(rules, agents, chunk, seed, record)
                 update(len(chunk))
         else:
             with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
-                futures = [pool.submit(play_games, rules, agents, c, seed) for c in chunks]
+                futures = [pool.submit(play_games, rules, agents, c, seed, record) for c in chunks]
                 for future in futures:
                     records += future.result()
                     update(CHUNK)
@@ -421,6 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--plot", help="write a PNG of the win rates here (default: next to --out)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="write every game to DIR as JSON lines (open one with liars-replay)",
+    )
     return parser
 
 
@@ -440,6 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             workers=args.workers,
             progress=not args.no_progress,
+            record=args.record,
             **overrides,
         )
     except ValueError as exc:
@@ -456,6 +511,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp.write_text(json.dumps(result.to_json(), indent=2))
         os.replace(tmp, out)
         console.print(f"wrote {out}")
+    if args.record:
+        console.print(f"recorded {result.games} games in {args.record}")
     plot = args.plot or (str(Path(args.out).with_suffix(".png")) if args.out else None)
     if plot:
         console.print(f"wrote {result.plot(plot)}")

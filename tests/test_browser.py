@@ -1,0 +1,205 @@
+"""The web table in a real browser: headless Chromium driven by Playwright.
+
+Plays a whole 3-player game against bots by clicking the page's legal-move controls,
+checks the reveal and the final places, saves a screenshot, then opens the replay and
+steps through it. Uses the system Chromium (Debian's ``chromium`` package); skips with
+the reason where Playwright or the browser is missing.
+
+``LIARS_UPDATE_SCREENSHOT=1 pytest tests/test_browser.py`` also rewrites
+``docs/web_table.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS_PNG = ROOT / "docs" / "web_table.png"
+
+pytest.importorskip("starlette", reason="the web table needs starlette: pip install -e '.[web]'")
+pytest.importorskip("uvicorn", reason="the web table needs uvicorn: pip install -e '.[web]'")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="the browser test needs Playwright: pip install playwright"
+)
+
+
+def find_chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+CHROMIUM = os.environ.get("LIARS_CHROMIUM") or find_chromium()
+
+
+@pytest.fixture(scope="module")
+def server():
+    from liars_env.web.server import ServerThread, create_app
+    from liars_env.web.session import SessionStore
+
+    store = SessionStore(ttl=600, max_games=8)
+    defaults = {
+        "rules": "perudo",
+        "players": 3,
+        "specs": ["human", "probabilistic", "bold"],
+        "seed": 7,
+        "autostart": True,
+        "delay_ms": 100,
+    }
+    app = create_app(store, defaults, allowed_hosts=["127.0.0.1", "localhost"])
+    thread = ServerThread(app, port=0).start()
+    yield thread, store
+    thread.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip(
+            "no Chromium installed (apt-get install chromium, or set LIARS_CHROMIUM to a "
+            "Chrome/Chromium binary)"
+        )
+    with playwright_api.sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+            )
+        except playwright_api.Error as exc:
+            pytest.skip(f"Chromium at {CHROMIUM} does not start under Playwright: {exc}")
+        yield browser
+        browser.close()
+
+
+def small_png(src: Path, dst: Path) -> None:
+    """A palette PNG of the screenshot (a few tens of KB)."""
+    from PIL import Image
+
+    with Image.open(src) as image:
+        image.convert("RGB").quantize(colors=96).save(dst, optimize=True)
+
+
+def test_play_a_whole_game_in_the_browser(server, browser, tmp_path):
+    thread, _ = server
+    page = browser.new_page(viewport={"width": 1100, "height": 860})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(thread.url + "/")
+    page.wait_for_selector("#game:not([hidden])")
+    page.wait_for_function("document.body.dataset.mode === 'play'")
+    assert page.locator("#your-dice .die").count() == 5
+    shot = tmp_path / "table.png"
+    moves = reveals_checked = 0
+    while True:
+        page.wait_for_selector("#moves button.move, body[data-over='1']", timeout=30_000)
+        if page.get_attribute("body", "data-over") == "1":
+            break
+        if page.locator("#reveal-count").count():
+            text = page.inner_text("#reveal-count")
+            m = re.match(r"Count of (\d)s: (\d+) \(bid (\d+)\)", text)
+            assert m, text
+            assert page.locator("#reveal .die.match").count() == int(m.group(2))
+            assert page.locator("#reveal .die.wild").count() <= int(m.group(2))
+            reveals_checked += 1
+            if not shot.exists() and page.locator("#bid-list li").count() >= 2:
+                page.screenshot(path=str(shot))
+        turn = page.get_attribute("body", "data-turn")
+        challenge = page.locator("#challenge-btn")
+        if challenge.count() and moves % 3 == 2:
+            challenge.click()
+        elif page.locator("#moves .quick button").count():
+            page.locator("#moves .quick button").first.click()
+        else:
+            challenge.click()
+        moves += 1
+        page.wait_for_function(f"document.body.dataset.turn !== '{turn}'")
+        assert moves < 200, "the game does not end"
+    assert reveals_checked > 0
+    places = page.locator("#places li")
+    assert places.count() == 3
+    shown = sorted(int(places.nth(i).get_attribute("data-place")) for i in range(3))
+    assert shown == [1, 2, 3]
+    assert page.inner_text("#places li:first-child").startswith("1st")
+    if not shot.exists():
+        page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("LIARS_UPDATE_SCREENSHOT"):
+        small_png(shot, DOCS_PNG)
+    # a stale move from an old turn is refused with a message, and nothing changes
+    status, error = page.evaluate(
+        """async () => {
+            const r = await fetch(`/api/games/${S.view.game_id}/act`, {method: 'POST',
+                headers: {'Content-Type': 'application/json'},
+                body: JSON.stringify({turn: 0, action: 5})});
+            return [r.status, (await r.json()).error];
+        }"""
+    )
+    assert status == 409 and error.startswith("stale move: it was made at turn 0"), error
+
+    # the replay of that game, stepped forward and back
+    page.click("#replay-btn")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    assert page.get_attribute("body", "data-frame") == "0"
+    assert page.locator("#table .die.hidden-die").count() == 15
+    for k in range(1, 4):
+        page.click("#fwd-btn")
+        assert page.get_attribute("body", "data-frame") == str(k)
+    assert page.locator("#event-text").inner_text()
+    page.keyboard.press("ArrowLeft")
+    assert page.get_attribute("body", "data-frame") == "2"
+    page.check("#show-all")
+    assert page.locator("#table .die.hidden-die").count() == 0
+    page.click("#last-btn")
+    assert page.get_attribute("body", "data-over") == "1"
+    assert page.locator("#places li").count() == 3
+    page.screenshot(path=str(tmp_path / "replay.png"))
+    assert not errors, errors
+    page.close()
+
+
+def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
+    from liars_env.web.recording import load_replay
+    from liars_env.web.session import replay_json
+    from training.evaluate import evaluate
+
+    thread, store = server
+    evaluate("perudo", ["bold", "random", "probabilistic"], 3, seed=1, progress=False,
+             record=tmp_path)  # fmt: skip
+    rid = store.add_replay(replay_json(load_replay(tmp_path / "game_000000.jsonl")))
+    page = browser.new_page(viewport={"width": 390, "height": 800})  # phone width
+    page.goto(f"{thread.url}/?replay={rid}")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    page.click("#fwd-btn")
+    page.click("#fwd-btn")
+    # the probability bots expose their action probabilities
+    frames = [f["event"] for f in store.get_replay(rid)["frames"][1:3]]
+    if any(e["probs"] for e in frames):
+        assert page.locator("#event .probs li").count() > 0
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width}px wide at phone width"
+    page.close()
+
+
+def test_watch_bots_play(server, browser):
+    thread, _ = server
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    page.goto(thread.url + "/")
+    page.wait_for_selector("#game:not([hidden])")
+    page.click("#new-game-btn")
+    page.check("input[name=mode][value=watch]")
+    page.fill("#setup-specs", "random bold")
+    page.click("#setup-start")
+    page.wait_for_function("document.body.dataset.mode === 'watch'")
+    page.wait_for_function("Number(document.body.dataset.turn) >= 3", timeout=20_000)
+    assert page.locator("#moves button").count() == 0
+    page.keyboard.press(" ")  # pause
+    turn = page.get_attribute("body", "data-turn")
+    page.wait_for_timeout(600)
+    assert page.get_attribute("body", "data-turn") == turn
+    page.close()

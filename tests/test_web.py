@@ -1,0 +1,419 @@
+"""The web table: server API (test client), sessions and expiry, replays, liars-eval --record."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from liars_env import LiarsDiceGame, RuleSet
+from liars_env.web.recording import GameRecorder, ReplayError, load_replay
+from liars_env.web.session import ApiError, SessionStore
+
+pytest.importorskip("starlette", reason="the web table needs starlette: pip install -e '.[web]'")
+try:
+    import httpx2  # noqa: F401  (Starlette >= 1.10's test client)
+except ImportError:
+    pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx2: pip install httpx2")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from liars_env.web.server import create_app  # noqa: E402
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def client():
+    app = create_app(SessionStore(ttl=600, max_games=8))
+    with TestClient(app) as c:
+        yield c
+
+
+def start(client, **body):
+    body = {"rules": "perudo", "players": 3, "specs": ["human", "random", "random"], **body}
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def advance_to_human(client, view):
+    """Steps bots until the person is to act or the game is over."""
+    while view["waiting_for"] == "bot":
+        response = client.post(
+            f"/api/games/{view['game_id']}/step", json={"turn": view["table"]["turn"]}
+        )
+        assert response.status_code == 200, response.text
+        view = response.json()
+    return view
+
+
+def test_page_and_static_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    for name in ("app.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    config = client.get("/api/config").json()
+    assert "perudo" in config["presets"] and "belief" in config["agents"]
+
+
+def test_start_game_shows_only_your_dice_and_legal_moves(client):
+    view = advance_to_human(client, start(client, seed=5))
+    seats = view["table"]["seats"]
+    assert view["you"] == 0 and len(seats[0]["dice"]) == 5
+    assert seats[1]["dice"] is None and seats[2]["dice"] is None
+    legal = view["legal"]
+    game = LiarsDiceGame(RuleSet.preset("perudo"))
+    ids = [b["id"] for b in legal["bids"]]
+    assert ids == sorted(ids) and all(game.codec.is_bid(a) for a in ids)
+    if view["table"]["bids"]:
+        assert legal["challenge"] == game.codec.challenge
+        # Perudo conversions: a bid on ones is offered at ceil(q/2) of the last bid
+        last = view["table"]["bids"][-1]
+        if last["face"] != 1:
+            ones = [b["quantity"] for b in legal["bids"] if b["face"] == 1]
+            assert ones and min(ones) == -(-last["quantity"] // 2)
+    else:
+        assert legal["challenge"] is None
+        assert all(b["face"] != 1 for b in legal["bids"])  # no opening bid on ones
+
+
+def test_illegal_and_stale_actions_are_refused_and_change_nothing(client):
+    view = advance_to_human(client, start(client, seed=11))
+    gid, turn = view["game_id"], view["table"]["turn"]
+    before = client.get(f"/api/games/{gid}").json()
+    legal_ids = {b["id"] for b in view["legal"]["bids"]}
+    illegal = next(a for a in range(90) if a not in legal_ids)
+    response = client.post(f"/api/games/{gid}/act", json={"turn": turn, "action": illegal})
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("illegal move:")
+    response = client.post(
+        f"/api/games/{gid}/act", json={"turn": turn - 1, "action": min(legal_ids)}
+    )
+    assert response.status_code == 409 and "stale move" in response.json()["error"]
+    assert response.json()["turn"] == turn
+    response = client.post(f"/api/games/{gid}/act", json={"turn": turn, "action": "4 3s"})
+    assert response.status_code == 400 and "int action id" in response.json()["error"]
+    response = client.post(f"/api/games/{gid}/act", content=b"turn=1", headers={})
+    assert response.status_code == 415
+    response = client.post(f"/api/games/{gid}/step", json={"turn": turn})
+    assert response.status_code == 409 and "your turn" in response.json()["error"]
+    assert client.get(f"/api/games/{gid}").json() == before
+    # and the legal move at the right turn is accepted
+    response = client.post(f"/api/games/{gid}/act", json={"turn": turn, "action": min(legal_ids)})
+    assert response.status_code == 200 and response.json()["table"]["turn"] == turn + 1
+
+
+def test_play_to_the_finish_with_reveals_and_places(client):
+    view = start(client, seed=2, specs=["human", "bold", "random"])
+    gid = view["game_id"]
+    events = list(view["events"])
+    while not view["table"]["over"]:
+        view = advance_to_human(client, view)
+        events += view["events"]
+        if view["table"]["over"]:
+            break
+        legal = view["legal"]
+        action = legal["challenge"] if legal["challenge"] is not None else legal["quick"][0]["id"]
+        response = client.post(
+            f"/api/games/{gid}/act",
+            json={"turn": view["table"]["turn"], "action": action, "since": len(events)},
+        )
+        assert response.status_code == 200, response.text
+        view = response.json()
+        events += view["events"]
+    # during play the bots' probabilities (which depend on their dice) stay hidden
+    assert all(e["probs"] is None for e in events)
+    full = client.get(f"/api/games/{gid}?since=0").json()
+    assert [e["turn"] for e in full["events"]] == list(range(full["table"]["turn"]))
+    reveals = [e["reveal"] for e in full["events"] if e["reveal"]]
+    assert reveals and all(r["summary"] for r in reveals)
+    for reveal in reveals:
+        counted = sum(d["match"] for h in reveal["hands"] for d in h["dice"])
+        assert counted == reveal["count"]
+        assert all(d["match"] for h in reveal["hands"] for d in h["dice"] if d["wild"])
+    places = full["table"]["places"]
+    assert sorted(places) == [1, 2, 3] and full["waiting_for"] is None
+    # once over, the bots' probabilities and the recording are available
+    assert all((e["probs"] is not None) == (e["seat"] == 1) for e in full["events"])
+    record = client.get(f"/api/games/{gid}/record")
+    assert record.status_code == 200
+    replay = load_replay(record.text.splitlines(keepends=True))
+    assert replay.end["places"] == places
+    rid = client.post(f"/api/games/{gid}/replay", json={}).json()["replay_id"]
+    frames = client.get(f"/api/replays/{rid}").json()["frames"]
+    assert len(frames) == full["table"]["turn"] + 1
+    assert frames[-1]["table"]["places"] == places
+
+
+def test_spectator_game_shows_all_dice_and_probabilities(client):
+    view = start(client, specs=["probabilistic", "bold", "random"], seed=4)
+    assert view["mode"] == "watch" and view["you"] is None
+    assert all(s["dice"] is not None for s in view["table"]["seats"])
+    gid = view["game_id"]
+    response = client.post(f"/api/games/{gid}/act", json={"turn": 0, "action": 3})
+    assert response.status_code == 409 and "spectator" in response.json()["error"]
+    for _ in range(6):
+        view = client.post(f"/api/games/{gid}/step", json={"turn": view["table"]["turn"]}).json()
+        if view["table"]["over"]:
+            break
+    probs = [e["probs"] for e in client.get(f"/api/games/{gid}").json()["events"]]
+    bots = [e["seat"] for e in client.get(f"/api/games/{gid}").json()["events"]]
+    assert any(p for p, seat in zip(probs, bots, strict=True) if seat != 2)
+
+
+def test_games_are_independent(client):
+    a = advance_to_human(client, start(client, seed=3))
+    b = advance_to_human(client, start(client, seed=3))
+    assert a["game_id"] != b["game_id"]
+    assert a["table"] == b["table"]  # same seed, same deal
+    assert a["legal"]["quick"], "seed 3: the person can raise"
+    action = a["legal"]["quick"][0]["id"]
+    client.post(
+        f"/api/games/{a['game_id']}/act", json={"turn": a["table"]["turn"], "action": action}
+    )
+    assert client.get(f"/api/games/{b['game_id']}").json()["table"] == b["table"]
+    assert (
+        client.get(f"/api/games/{a['game_id']}").json()["table"]["turn"] == a["table"]["turn"] + 1
+    )
+
+
+def test_idle_games_expire_and_the_number_is_bounded():
+    clock = FakeClock()
+    store = SessionStore(ttl=0.5, max_games=2, clock=clock)
+    with TestClient(create_app(store)) as client:
+        a = start(client)
+        clock.now += 0.4
+        b = start(client)
+        clock.now += 0.2  # a idle 0.6 s, b 0.2 s
+        response = client.get(f"/api/games/{a['game_id']}")
+        assert response.status_code == 404 and "expired" in response.json()["error"]
+        assert client.get(f"/api/games/{b['game_id']}").status_code == 200
+        start(client)
+        response = client.post("/api/games", json={"specs": ["human", "random", "random"]})
+        assert response.status_code == 503 and "too many games" in response.json()["error"]
+
+
+def test_bad_requests_get_clear_errors(client):
+    cases = [
+        ({"rules": "nope"}, "unknown rules"),
+        ({"players": "3"}, "'players' must be an int"),
+        ({"players": 12}, "num_players"),
+        ({"specs": ["human", "human", "random"]}, "at most one human"),
+        ({"specs": ["human", "no_such_bot"]}, "unknown agent spec"),
+        ({"seed": -1}, "'seed'"),
+    ]
+    for body, message in cases:
+        response = client.post("/api/games", json={"specs": ["human", "random", "random"], **body})
+        assert response.status_code == 400 and message in response.json()["error"], response.text
+    assert client.get("/api/games/nope").status_code == 404
+
+
+def test_exposed_server_only_allows_known_specs():
+    app = create_app(allow_any_spec=False, defaults={"specs": ["human", "belief", "belief"]})
+    with TestClient(app) as client:
+        response = client.post(
+            "/api/games", json={"specs": ["human", "liars_env.agents.base:RandomAgent", "random"]}
+        )
+        assert response.status_code == 400 and "not allowed" in response.json()["error"]
+        assert start(client, specs=["human", "belief", "random"])["game_id"]
+
+
+def test_loopback_server_refuses_foreign_host_headers():
+    app = create_app(allowed_hosts=["127.0.0.1", "localhost"])
+    with TestClient(app, base_url="http://evil.example") as client:
+        assert client.get("/api/config").status_code == 400
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        assert client.get("/api/config").status_code == 200
+
+
+# ------------------------------------------------------------------------ recordings
+def record_game(rules=None, seed=9):
+    rules = rules or RuleSet.preset("perudo_calza")
+    game = LiarsDiceGame(rules)
+    rng = np.random.default_rng(seed)
+    state = game.new_game(rng)
+    recorder = GameRecorder(game, seed=seed, seats=["a"] * rules.num_players)
+    pick = np.random.default_rng(0)
+    while not state.is_over:
+        legal = game.legal_actions(state)
+        action = legal[-1] if len(state.bids) > 2 else legal[pick.integers(min(4, len(legal)))]
+        recorder.apply(state, action, rng, probs=[[int(action), 1.0]])
+    recorder.finish(state)
+    return recorder, state
+
+
+def test_recording_round_trip(tmp_path):
+    recorder, state = record_game()
+    path = recorder.write(tmp_path / "g.jsonl")
+    replay = load_replay(path)
+    assert replay.final_state == state and replay.actions == state.actions
+    assert replay.end["places"] == state.places()
+    assert sum(f.result is not None for f in replay.frames) == state.round
+    # the engine's own replay agrees
+    assert LiarsDiceGame(replay.rules).replay(9, state.actions) == state
+
+
+def edit(path, number, change):
+    lines = path.read_text().splitlines(keepends=True)
+    line = json.loads(lines[number - 1])
+    change(line)
+    lines[number - 1] = json.dumps(line) + "\n"
+    path.write_text("".join(lines))
+
+
+def test_tampered_and_truncated_recordings_are_refused(tmp_path):
+    recorder, _ = record_game()
+    good = recorder.text()
+    lines = good.splitlines(keepends=True)
+    first_call = next(i for i, line in enumerate(lines) if '"reveal"' in line) + 1
+    path = tmp_path / "g.jsonl"
+
+    def check(change_or_text, number, message, at=None):
+        if callable(change_or_text):
+            path.write_text(good)
+            edit(path, number, change_or_text)
+        else:
+            path.write_text(change_or_text)
+        with pytest.raises(ReplayError, match=message) as info:
+            load_replay(path)
+        assert f"{path} line {number if at is None else at}:" in str(info.value)
+
+    def set_die(line):
+        hands = line["reveal"]["dice"]
+        hands["0"][0] = hands["0"][0] % 6 + 1
+
+    check(set_die, first_call, "recorded reveal dice")
+    # a wrong seed deals other dice: the first action's recorded state or seat differs
+    check(lambda line: line.update(seed=10), 1, "re-simulated", at=2)
+    check(lambda line: line.update(action=line["action"] + 1), 2, "re-simulated", at=3)
+    check(lambda line: line.update(seat=(line["seat"] + 1) % 3), 3, "seat .* acts")
+    check(lambda line: line["state"].update(dice_left=[9, 9, 9]), 2, "recorded state dice_left")
+    check(lambda line: line.update(places=[3, 2, 1]), len(lines), "recorded places")
+    check(lambda line: line.update(version=99), 1, "version 99")
+    check("".join(lines[:-1]), len(lines) - 1, "without the final 'end' line")
+    check("".join(lines[:-3]) + lines[-3][:25], len(lines) - 2, "not valid JSON.*cut short")
+    check("", 1, "empty file")
+    check(good + lines[1], len(lines) + 1, "after the final 'end' line")
+
+
+def test_replay_cli_check(tmp_path, capsys):
+    from liars_env.web.replay import main
+
+    recorder, _ = record_game()
+    path = recorder.write(tmp_path / "g.jsonl")
+    assert main(["--check", str(path)]) == 0
+    assert "verified" in capsys.readouterr().out
+    path.write_text(recorder.text()[:-30])
+    assert main(["--check", str(path)]) == 2
+    assert "line" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------ liars-eval
+def test_eval_record_round_trip(tmp_path):
+    from training.evaluate import evaluate
+
+    specs = ["bold", "random", "probabilistic"]
+    plain = evaluate("perudo", specs, games=6, seed=3, workers=1, progress=False)
+    recorded = evaluate(
+        "perudo", specs, games=6, seed=3, workers=2, progress=False, record=tmp_path / "rec"
+    )
+    assert recorded.agents == plain.agents  # recording changes nothing
+    files = sorted((tmp_path / "rec").glob("game_*.jsonl"))
+    assert [f.name for f in files] == [f"game_{g:06d}.jsonl" for g in range(6)]
+    decisions = 0
+    for path in files:
+        replay = load_replay(path)
+        decisions += len(replay.actions)
+        header = replay.header
+        assert header["source"] == "liars-eval" and sorted(s["spec"] for s in header["seats"]) == [
+            "bold",
+            "probabilistic",
+            "random",
+        ]
+        lines = [json.loads(x) for x in path.read_text().splitlines()[1:-1]]
+        for line in lines:  # the probability bots expose probabilities, random does not
+            spec = header["seats"][line["seat"]]["spec"]
+            assert ("probs" in line) == (spec != "random")
+            if "probs" in line:
+                assert abs(sum(p for _, p in line["probs"]) - 1) < 1e-2
+                assert line["action"] in [a for a, _ in line["probs"]]
+    assert decisions == plain.decisions
+
+
+def test_eval_cli_record(tmp_path):
+    from training.evaluate import main
+
+    out = tmp_path / "rec"
+    assert main(["--agents", "random", "random", "--games", "2", "--workers", "1",
+                 "--no-progress", "--record", str(out)]) == 0  # fmt: skip
+    assert len(list(out.glob("*.jsonl"))) == 2
+
+
+def test_store_errors_are_api_errors():
+    store = SessionStore(ttl=10, max_games=1)
+    with pytest.raises(ApiError) as info:
+        store.get("missing")
+    assert info.value.status == 404
+    with pytest.raises(ValueError, match="ttl"):
+        SessionStore(ttl=0)
+
+
+# ------------------------------------------------------------------------ commands
+def test_liars_play_web_builds_the_table(monkeypatch):
+    import liars_env.web.server as server
+    from liars_env.play import main
+
+    served = {}
+
+    def fake_serve(app, host, port, open_browser, say=print, path="/"):
+        served.update(app=app, host=host, port=port, open_browser=open_browser)
+        return 0
+
+    monkeypatch.setattr(server, "serve", fake_serve)
+    argv = ["--web", "--no-browser", "--port", "0", "--seat", "1", "--opponents", "bold"]
+    assert main(argv) == 0
+    assert served["host"] == "127.0.0.1" and served["open_browser"] is False
+    with TestClient(served["app"], base_url="http://127.0.0.1") as client:
+        defaults = client.get("/api/config").json()["defaults"]
+        assert defaults["specs"] == ["bold", "human", "bold"] and defaults["autostart"]
+        assert client.post("/api/games", json={}).json()["you"] == 1
+    argv = ["--web", "--watch", "--no-browser", "--agents", "belief", "random", "--players", "3"]
+    assert main(argv) == 0
+    with TestClient(served["app"], base_url="http://localhost") as client:
+        assert client.get("/api/config").json()["defaults"]["specs"] == [
+            "belief",
+            "random",
+            "belief",
+        ]
+
+
+def test_liars_play_web_refuses_bad_options(capsys):
+    from liars_env.play import main
+
+    assert main(["--web", "--no-browser", "--opponents", "no_such_bot"]) == 2
+    assert "unknown agent spec" in capsys.readouterr().out
+    assert main(["--watch"]) == 2
+    assert "--watch needs --web" in capsys.readouterr().out
+
+
+def test_server_thread_serves_over_http():
+    import urllib.request
+
+    from liars_env.web.server import ServerThread
+
+    thread = ServerThread(create_app(allowed_hosts=["127.0.0.1"]), port=0).start()
+    try:
+        assert thread.port > 0
+        with urllib.request.urlopen(thread.url + "/api/config", timeout=10) as response:
+            assert "presets" in json.loads(response.read())
+    finally:
+        thread.stop()
+    assert not thread.thread.is_alive()
