@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
 from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.batched import BatchedEnv
 from liars_env.policy import (
@@ -161,6 +162,15 @@ class Args:
     """Weight of a potential-based reward shaping on dice: ``Φ = dice_shaping · (own
     dice − the others' mean) ÷ D``. It leaves episode returns and the optimal policy
     unchanged, and gives a learning signal before the first wins (0: off)."""
+    teacher: str = ""
+    """A bot (a batched preset, e.g. ``belief``) whose moves the policy imitates at first
+    (kickstarting, Schmitt et al. 2018): the PPO loss gets ``teacher_coef ·
+    cross-entropy(policy, the teacher's move)`` on every learner decision, fading
+    linearly to 0 over ``teacher_steps`` learner decisions. Empty: off."""
+    teacher_coef: float = 1.0
+    """Initial weight of the imitation loss (see ``teacher``)."""
+    teacher_steps: int = 2_000_000
+    """Learner decisions over which the imitation weight fades to 0."""
     eval_every: int = 20
     """Updates between evaluations against the bots (0: only at the end)."""
     eval_games: int = 600
@@ -287,6 +297,14 @@ def validate(args: Args) -> None:
         raise ValueError(f"exploiter_init must be 'main' or 'scratch', got {args.exploiter_init!r}")
     if args.pfsp_power < 0:
         raise ValueError(f"pfsp_power must be >= 0, got {args.pfsp_power!r}")
+    if args.teacher and args.teacher not in BATCHED_BOT_NAMES:
+        raise ValueError(
+            f"teacher must be empty or a bot with a batched twin "
+            f"({', '.join(BATCHED_BOT_NAMES)}), got {args.teacher!r}"
+        )
+    for name in ("teacher_coef", "teacher_steps"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)!r}")
     for name in ("pool_size", "exploiter_every"):
         if getattr(args, name) < 0:
             raise ValueError(f"{name} must be >= 0, got {getattr(args, name)}")
@@ -397,6 +415,9 @@ class Trainer:
             seed=args.seed,
             group_shares=args.group_shares,
         )
+        self.teacher = (
+            make_batched_bot(self.env, args.teacher, seed=args.seed + 7) if args.teacher else None
+        )
         for spec in args.league:
             self.league.add(member_from_spec(spec, self.rules, self.device))
         for member in opponents or []:
@@ -457,6 +478,13 @@ class Trainer:
             self.potential = potential
         return obs, mask
 
+    def _teacher_weight(self) -> float:
+        """Weight of the imitation loss now: ``teacher_coef``, fading to 0 linearly."""
+        if self.teacher is None or not self.args.teacher_steps:
+            return 0.0
+        left = 1.0 - self.global_step / self.args.teacher_steps
+        return self.args.teacher_coef * max(0.0, left)
+
     def _potential(self) -> torch.Tensor:
         """Φ = dice_shaping · (own dice − the others' mean dice) ÷ D, per game."""
         dice = self.env.dice_left.float()
@@ -481,6 +509,8 @@ class Trainer:
         val_buf = torch.zeros((t, b), device=device)
         rew_buf = torch.zeros((t, b), device=device)
         done_buf = torch.zeros((t, b), device=device)
+        teach_buf = torch.zeros((t, b), dtype=torch.long, device=device)
+        every_row = torch.arange(b, device=device)
         ep_return = torch.zeros(b, device=device)
 
         obs, mask = env.reset()
@@ -498,8 +528,11 @@ class Trainer:
             if args.anneal_lr:
                 frac = 1.0 - self.update / self.num_updates
                 self.optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+            teaching = self._teacher_weight()
             for step in range(t):
                 obs_buf[step], mask_buf[step] = obs, mask
+                if teaching:
+                    teach_buf[step] = self.teacher.act(mask, every_row, obs)
                 with torch.no_grad():
                     features = self.policy.input_features(obs)
                     if features is not None:
@@ -523,7 +556,7 @@ class Trainer:
             self.global_step += self.batch_size
             buffers = (obs_buf, feat_buf, mask_buf, act_buf, logp_buf, val_buf, rew_buf, done_buf)
             with using_threads(self.learn_threads):
-                stats = self._learn(obs, mask, *buffers)
+                stats = self._learn(obs, mask, *buffers, teach_buf=teach_buf, teaching=teaching)
             self.update += 1
             if args.pool_size and self.update % args.snapshot_every == 0:
                 self.league.add(
@@ -566,8 +599,10 @@ class Trainer:
         val_buf,
         rew_buf,
         done_buf,
+        teach_buf=None,
+        teaching: float = 0.0,
     ) -> dict[str, float]:
-        """GAE and the clipped PPO update on one rollout."""
+        """GAE and the clipped PPO update on one rollout (+ the teacher's imitation loss)."""
         args = self.args
         with torch.no_grad():
             _, next_value = self.policy(next_obs, next_mask)
@@ -586,8 +621,9 @@ class Trainer:
         b_mask = mask_buf.reshape(-1, mask_buf.shape[-1])
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), val_buf.reshape(-1)
+        b_teach = teach_buf.reshape(-1) if teaching else None
         minibatch = self.batch_size // args.num_minibatches
-        clipfracs = []
+        clipfracs, teacher_losses, agreement = [], [], []
         for _ in range(args.update_epochs):
             order = torch.randperm(self.batch_size, device=self.device, generator=self.generator)
             for start in range(0, self.batch_size, minibatch):
@@ -609,13 +645,28 @@ class Trainer:
                 v_loss = 0.5 * ((value - b_ret[idx]) ** 2).mean()
                 entropy = masked_entropy(logits, b_mask[idx]).mean()
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                if b_teach is not None:
+                    imitation = nn.functional.cross_entropy(logits, b_teach[idx])
+                    loss = loss + teaching * imitation
+                    teacher_losses.append(imitation.item())
+                    agreement.append((logits.argmax(1) == b_teach[idx]).float().mean().item())
                 self.optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.policy.parameters(), args.max_grad_norm)
                 self.optimizer.step()
         var_y = b_ret.var()
         explained = float("nan") if var_y == 0 else float(1 - (b_ret - b_val).var() / var_y)
+        teacher_stats = (
+            {
+                "teacher_weight": teaching,
+                "teacher_loss": float(np.mean(teacher_losses)),
+                "teacher_agreement": float(np.mean(agreement)),
+            }
+            if b_teach is not None
+            else {}
+        )
         return {
+            **teacher_stats,
             "policy_loss": pg_loss.item(),
             "value_loss": v_loss.item(),
             "entropy": entropy.item(),
@@ -642,6 +693,7 @@ class Trainer:
             total_steps=args.exploiter_steps,
             seed=args.seed + 1000 + k,
             dice_shaping=args.exploiter_dice_shaping,
+            teacher="",
             self_play=0.0,
             league=[],
             pool_size=0,
