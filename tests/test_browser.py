@@ -85,6 +85,41 @@ def small_png(src: Path, dst: Path) -> None:
         image.convert("RGB").quantize(colors=96).save(dst, optimize=True)
 
 
+def covered_points(page, selector: str) -> list[str]:
+    """Points of the element (centre and inset corners) where another element is on top.
+
+    Scrolls the element into view first (``elementFromPoint`` only sees the viewport).
+    """
+    return page.evaluate(
+        """(selector) => {
+            const node = document.querySelector(selector);
+            node.scrollIntoView({block: "nearest"});
+            const r = node.getBoundingClientRect();
+            const points = [[0.5, 0.5], [0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.9, 0.9]];
+            const covered = [];
+            for (const [fx, fy] of points) {
+                const x = r.left + fx * r.width, y = r.top + fy * r.height;
+                const hit = document.elementFromPoint(x, y);
+                if (!hit || !node.contains(hit)) {
+                    covered.push(`(${fx}, ${fy}): ${hit ? hit.tagName + "#" + hit.id : "nothing"}`);
+                }
+            }
+            return covered;
+        }""",
+        selector,
+    )
+
+
+def focused_id(page) -> str:
+    return page.evaluate("document.activeElement ? document.activeElement.id : ''")
+
+
+def assert_seats_visible(page, seats: int) -> None:
+    for seat in range(seats):
+        assert page.locator(f"#seat-{seat}").is_visible()
+        assert covered_points(page, f"#seat-{seat}") == [], f"seat {seat} is covered"
+
+
 def test_play_a_whole_game_in_the_browser(server, browser, tmp_path):
     thread, _ = server
     page = browser.new_page(viewport={"width": 1100, "height": 860})
@@ -126,6 +161,27 @@ def test_play_a_whole_game_in_the_browser(server, browser, tmp_path):
     shown = sorted(int(places.nth(i).get_attribute("data-place")) for i in range(3))
     assert shown == [1, 2, 3]
     assert page.inner_text("#places li:first-child").startswith("1st")
+    # the result box takes the focus and hides no seat (your own included) ...
+    assert page.locator("#final").is_visible()
+    assert focused_id(page) == "final"
+    assert_seats_visible(page, 3)
+    assert covered_points(page, "#final") == []
+    # ... and closes with Escape; focus goes to the Result button that reopens it
+    page.keyboard.press("Escape")
+    assert page.locator("#final").is_hidden()
+    assert focused_id(page) == "results-btn"
+    assert_seats_visible(page, 3)
+    assert page.locator("#new-game-btn").is_visible()
+    assert covered_points(page, "#new-game-btn") == []
+    page.keyboard.press("Enter")  # Result: the box again, focused
+    assert page.locator("#final").is_visible() and focused_id(page) == "final"
+    page.keyboard.press("Tab")
+    assert focused_id(page) == "final-close"
+    page.keyboard.press("Enter")  # the Close button, by keyboard
+    assert page.locator("#final").is_hidden() and focused_id(page) == "results-btn"
+    assert_seats_visible(page, 3)
+    page.click("#results-btn")
+    assert page.locator("#final").is_visible()
     if not shot.exists():
         page.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000
@@ -173,6 +229,8 @@ def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
              record=tmp_path)  # fmt: skip
     rid = store.add_replay(replay_json(load_replay(tmp_path / "game_000000.jsonl")))
     page = browser.new_page(viewport={"width": 390, "height": 800})  # phone width
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{thread.url}/?replay={rid}")
     page.wait_for_selector("#replay-controls:not([hidden])")
     page.click("#fwd-btn")
@@ -183,6 +241,50 @@ def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
         assert page.locator("#event .probs li").count() > 0
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width}px wide at phone width"
+    # at the end, the result box hides no seat at phone width either, and closes with Escape
+    page.click("#last-btn")
+    assert page.locator("#final").is_visible() and focused_id(page) == "final"
+    assert_seats_visible(page, 3)
+    assert covered_points(page, "#final") == []
+    page.keyboard.press("Escape")
+    assert page.locator("#final").is_hidden()
+    assert focused_id(page) == "last-btn"  # back where the focus was
+    assert_seats_visible(page, 3)
+    assert page.locator("#new-game-btn").is_visible()
+    assert covered_points(page, "#new-game-btn") == []
+    page.keyboard.press("Home")  # leaving the end and coming back shows the result again
+    assert page.locator("#final").is_hidden() and page.locator("#results-btn").is_hidden()
+    page.keyboard.press("End")
+    assert page.locator("#final").is_visible()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width}px wide at phone width"
+    assert not errors, errors
+    page.close()
+
+
+def test_replay_recorded_without_probabilities(server, browser, tmp_path):
+    from liars_env.web.recording import load_replay
+    from liars_env.web.session import replay_json
+    from training.evaluate import evaluate
+
+    thread, store = server
+    evaluate("perudo", ["bold", "probabilistic", "cautious"], 3, seed=2, progress=False,
+             record=tmp_path, record_probabilities=False)  # fmt: skip
+    rid = store.add_replay(replay_json(load_replay(tmp_path / "game_000000.jsonl")))
+    page = browser.new_page(viewport={"width": 1000, "height": 760})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{thread.url}/?replay={rid}")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    assert "moves only" in page.inner_text("#info")
+    for k in range(1, 4):
+        page.keyboard.press("ArrowRight")
+        assert page.get_attribute("body", "data-frame") == str(k)
+        assert page.locator("#event-text").inner_text()
+        assert page.locator("#event .probs").count() == 0
+    page.click("#last-btn")
+    assert page.locator("#places li").count() == 3
+    assert not errors, errors
     page.close()
 
 

@@ -348,6 +348,43 @@ def test_eval_record_round_trip(tmp_path):
     assert decisions == plain.decisions
 
 
+def test_eval_record_without_probabilities_loads_and_replays(tmp_path):
+    from liars_env.web.replay import main as replay_main
+    from liars_env.web.session import replay_json
+    from training.evaluate import evaluate
+
+    specs = ["bold", "probabilistic", "cautious"]
+    both = evaluate("perudo", specs, games=3, seed=5, workers=1, progress=False,
+                    record=tmp_path / "with")  # fmt: skip
+    moves = evaluate("perudo", specs, games=3, seed=5, workers=1, progress=False,
+                     record=tmp_path / "moves", record_probabilities=False)  # fmt: skip
+    assert moves.agents == both.agents and moves.decisions == both.decisions
+    for g in range(3):
+        name = f"game_{g:06d}.jsonl"
+        with_probs = load_replay(tmp_path / "with" / name)
+        without = load_replay(tmp_path / "moves" / name)
+        assert without.actions == with_probs.actions  # the same games, verified
+        assert without.end == with_probs.end
+        assert with_probs.header["probabilities"] is True
+        assert without.header["probabilities"] is False
+        assert any("probs" in f.line for f in with_probs.frames[1:])
+        assert not any("probs" in f.line for f in without.frames[1:])
+        assert replay_main(["--check", str(tmp_path / "moves" / name)]) == 0
+
+    # the page's replay API serves it, every event without probabilities
+    store = SessionStore(ttl=600, max_games=8)
+    replay = load_replay(tmp_path / "moves" / "game_000000.jsonl")
+    rid = store.add_replay(replay_json(replay))
+    with TestClient(create_app(store)) as c:
+        response = c.get(f"/api/replays/{rid}")
+    assert response.status_code == 200, response.text
+    frames = response.json()["frames"]
+    assert len(frames) == len(replay.actions) + 1
+    assert frames[0]["event"] is None
+    assert all(f["event"]["probs"] is None for f in frames[1:])
+    assert frames[-1]["table"]["over"] and response.json()["header"]["probabilities"] is False
+
+
 def test_eval_cli_record(tmp_path):
     from training.evaluate import main
 
@@ -355,6 +392,15 @@ def test_eval_cli_record(tmp_path):
     assert main(["--agents", "random", "random", "--games", "2", "--workers", "1",
                  "--no-progress", "--record", str(out)]) == 0  # fmt: skip
     assert len(list(out.glob("*.jsonl"))) == 2
+    out = tmp_path / "moves"
+    assert main(["--agents", "probabilistic", "bold", "--games", "2", "--workers", "1",
+                 "--no-progress", "--record", str(out),
+                 "--no-record-probabilities"]) == 0  # fmt: skip
+    for path in sorted(out.glob("*.jsonl")):
+        lines = [json.loads(x) for x in path.read_text().splitlines()]
+        assert lines[0]["probabilities"] is False
+        assert not any("probs" in line for line in lines)
+        load_replay(path)
 
 
 def test_store_errors_are_api_errors():

@@ -14,6 +14,8 @@ const S = {
   showAll: localStorage.getItem("liars.showAll") === "1",
   replay: null,
   frame: 0,
+  finalClosed: false, // the result box was closed (until the next game, or the replay leaves the end)
+  finalReturn: null,  // where keyboard focus goes back to when the result box closes
 };
 
 const $ = (id) => document.getElementById(id);
@@ -197,15 +199,60 @@ function renderLog(events, table) {
   }
 }
 
+// The result box sits below the table (it hides no seat). Close (or Escape) dismisses it
+// until the next game; the Result button in the controls shows it again. Keyboard focus
+// moves to the box when it opens and back to where it was (or to Result) when it closes.
 function renderFinal(table, extra) {
   const box = $("final");
-  if (!table.over) { box.hidden = true; box.replaceChildren(); return; }
+  if (!table.over) {
+    const hadFocus = !box.hidden && box.contains(document.activeElement);
+    box.hidden = true;
+    box.replaceChildren();
+    $("results-btn").hidden = true;
+    S.finalClosed = false;
+    if (hadFocus) restoreFocus();
+    return;
+  }
+  const focused = box.contains(document.activeElement) ? document.activeElement.id : null;
   const order = [...table.seats].sort((a, b) => a.place - b.place);
-  box.replaceChildren(el("h2", { text: "Game over" }),
+  box.replaceChildren(
+    el("div", { class: "final-head" }, el("h2", { id: "final-title", text: "Game over" }),
+      el("button", { type: "button", id: "final-close", title: "Close (Esc)", onclick: closeFinal }, "Close")),
     el("ol", { id: "places" }, order.map((s) =>
       el("li", { dataset: { seat: s.seat, place: s.place } }, `${ordinal(s.place)}: ${s.name}`))),
     extra || "");
+  if (focused && $(focused)) $(focused).focus({ preventScroll: true });
+  if (S.finalClosed) { box.hidden = true; $("results-btn").hidden = false; }
+  else if (box.hidden) openFinal();
+}
+
+function openFinal() {
+  const box = $("final");
+  const active = document.activeElement;
+  S.finalReturn = active && active !== document.body && !box.contains(active) ? active : null;
+  S.finalClosed = false;
   box.hidden = false;
+  $("results-btn").hidden = true;
+  box.focus();
+}
+
+function closeFinal() {
+  const box = $("final");
+  if (box.hidden) return false;
+  const hadFocus = box.contains(document.activeElement);
+  S.finalClosed = true;
+  box.hidden = true;
+  $("results-btn").hidden = false;
+  if (hadFocus || document.activeElement === document.body) restoreFocus();
+  return true;
+}
+
+function restoreFocus() {
+  const back = S.finalReturn;
+  S.finalReturn = null;
+  const shown = (node) => node && node.isConnected && node.getClientRects().length > 0;
+  const target = [back, $("results-btn"), $("new-game-btn")].find(shown);
+  if (target) target.focus();
 }
 
 // ----------------------------------------------------------------------------- moves
@@ -407,7 +454,8 @@ async function loadReplay(rid) {
   const slider = $("frame");
   slider.max = S.replay.frames.length - 1;
   const r = S.replay;
-  $("info").textContent = `replay · ${r.preset || "custom rules"} · ${r.rules.num_players} players · seed ${r.seed} · ${r.source}`;
+  const movesOnly = r.header && r.header.probabilities === false ? " · moves only (no probabilities recorded)" : "";
+  $("info").textContent = `replay · ${r.preset || "custom rules"} · ${r.rules.num_players} players · seed ${r.seed} · ${r.source}${movesOnly}`;
   renderReplay();
 }
 
@@ -506,6 +554,7 @@ function wire() {
     localStorage.setItem("liars.showAll", S.showAll ? "1" : "0");
     rerender();
   });
+  $("results-btn").addEventListener("click", openFinal);
   $("first-btn").addEventListener("click", () => gotoFrame(0));
   $("back-btn").addEventListener("click", () => gotoFrame(S.frame - 1));
   $("fwd-btn").addEventListener("click", () => gotoFrame(S.frame + 1));
@@ -520,6 +569,7 @@ function wire() {
     startGame(settingsFromForm());
   });
   document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && closeFinal()) { e.preventDefault(); return; }
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "select", "textarea"].includes(tag) || e.ctrlKey || e.metaKey || e.altKey) return;
     const key = e.key.toLowerCase();
