@@ -1,13 +1,16 @@
 """Training meets the solver: exact exploitability of PPO self-play on a tiny game.
 
-Trains our PPO (``training.ppo``, pure self-play: ``self_play=1``, no league) on
-2-player, 1-die, 6-face Perudo, keeping every checkpoint, then measures each
+Trains our PPO on 2-player, 1-die, 6-face Perudo with each recipe asked for (``self-play``:
+``self_play=1``, no league; ``league``: the league recipe of the shipped models, a fifth
+of the games against the current policy and the rest against the bots and frozen
+snapshots, opponents drawn by PFSP), keeping every checkpoint, then measures each
 checkpoint's exact exploitability with :func:`liars_env.solver.exploit` (a best response
 computed against its action probabilities at every information state). Beside it, the
 solver's own CFR+ curve: exploitability against wall time. Writes a two-panel PNG and
 the numbers as JSON.
 
-Run: ``python benchmarks/solver_vs_training.py [--steps 300000] [--plot FILE.png]``
+Run: ``python benchmarks/solver_vs_training.py [--steps 300000] [--recipes self-play league]
+[--plot FILE.png]``
 """
 
 from __future__ import annotations
@@ -27,8 +30,21 @@ from training import ppo
 RULE_OVERRIDES = {"dice_per_player": 1}
 
 
-def train(steps: int, runs_dir: str, every: int, seed: int) -> Path:
-    """Trains PPO self-play; returns the folder of its checkpoints."""
+RECIPES = {
+    "self-play": ["self_play=1.0", "league=[]", "pool_size=0"],
+    "league": [
+        "self_play=0.2",
+        "league=[probabilistic, bayes, belief]",
+        "pool_size=5",
+        "snapshot_every=5",
+        "pfsp_power=3.0",
+    ],
+}
+"""Opponent settings of each training recipe (on top of the shared ones in :func:`train`)."""
+
+
+def train(steps: int, runs_dir: str, every: int, seed: int, recipe: str = "self-play") -> Path:
+    """Trains PPO with ``recipe``; returns the folder of its checkpoints."""
     args = ppo.load_args(
         sets=[
             "rules=perudo",
@@ -38,9 +54,7 @@ def train(steps: int, runs_dir: str, every: int, seed: int) -> Path:
             "num_envs=64",
             "num_steps=16",
             "hidden_size=64",
-            "self_play=1.0",
-            "league=[]",
-            "pool_size=0",
+            *RECIPES[recipe],
             "eval_opponents=[probabilistic]",
             "eval_every=1000000",
             "eval_games=50",
@@ -49,12 +63,12 @@ def train(steps: int, runs_dir: str, every: int, seed: int) -> Path:
             "keep_checkpoints=100000",
             f"seed={seed}",
             f"runs_dir={runs_dir}",
-            "run_name=solver_vs_training",
+            f"run_name=solver_vs_training_{recipe}",
             "progress=false",
         ]
     )
     ppo.Trainer(args).train()
-    return Path(runs_dir) / "solver_vs_training" / "checkpoints"
+    return Path(runs_dir) / f"solver_vs_training_{recipe}" / "checkpoints"
 
 
 class BatchedCheckpoint:
@@ -112,7 +126,7 @@ def solver_curve(iterations: int) -> list[tuple[float, float]]:
     return curve
 
 
-def plot(training: list, solver: list, path: str) -> None:
+def plot(training: dict[str, list], solver: list, path: str) -> None:
     """Two panels: PPO against decisions, CFR+ against seconds (log exploitability)."""
     import matplotlib
 
@@ -120,12 +134,14 @@ def plot(training: list, solver: list, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4), dpi=90)
-    left.plot(*zip(*training, strict=True), marker="o", color="tab:blue")
+    for (recipe, curve), colour in zip(training.items(), ("tab:blue", "tab:orange"), strict=False):
+        left.plot(*zip(*curve, strict=True), marker="o", color=colour, label=f"PPO {recipe}")
+    left.legend(fontsize=8)
     left.set(
         xlabel="learner decisions",
         ylabel="exploitability",
         yscale="log",
-        title="PPO self-play (exact best response)",
+        title="PPO (exact best response)",
     )
     left.ticklabel_format(axis="x", style="sci", scilimits=(3, 3))
     right.plot(*zip(*solver, strict=True), marker="o", color="tab:green")
@@ -144,16 +160,21 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=30, help="updates between checkpoints")
     parser.add_argument("--iterations", type=int, default=1000, help="solver CFR+ iterations")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--recipes", nargs="+", choices=sorted(RECIPES), default=["self-play", "league"]
+    )
     parser.add_argument("--runs-dir", help="where the run goes (default: a temporary folder)")
     parser.add_argument("--plot", default="solver_vs_training.png")
     parser.add_argument("--out", help="write the curves as JSON here")
     args = parser.parse_args()
 
+    training = {}
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        ckpts = train(args.steps, args.runs_dir or tmp, args.every, args.seed)
-        print(f"trained {args.steps} decisions in {time.perf_counter() - t0:.0f}s")
-        training = training_curve(ckpts)
+        for recipe in args.recipes:
+            t0 = time.perf_counter()
+            ckpts = train(args.steps, args.runs_dir or tmp, args.every, args.seed, recipe)
+            print(f"{recipe}: trained {args.steps} decisions in {time.perf_counter() - t0:.0f}s")
+            training[recipe] = training_curve(ckpts)
     solver = solver_curve(args.iterations)
     plot(training, solver, args.plot)
     print(f"wrote {args.plot}")

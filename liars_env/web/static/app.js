@@ -358,11 +358,12 @@ function schedule() {
   S.timer = setTimeout(stepBot, wait);
 }
 
-async function stepBot() {
-  if (S.busy || !S.view) return;
+// One move request at a time: a bot's (step) or ours (act), for the current turn.
+async function postMove(kind, extra) {
   S.busy = true;
   try {
-    const view = await api("POST", `/api/games/${S.view.game_id}/step`, { turn: S.view.table.turn, since: S.events.length });
+    const body = { turn: S.view.table.turn, since: S.events.length, ...extra };
+    const view = await api("POST", `/api/games/${S.view.game_id}/${kind}`, body);
     showError("");
     await onView(view);
   } catch (e) {
@@ -372,18 +373,14 @@ async function stepBot() {
   }
 }
 
+async function stepBot() {
+  if (S.busy || !S.view) return;
+  await postMove("step", {});
+}
+
 async function play(action) {
   if (S.busy || !S.view || S.mode !== "play") return;
-  S.busy = true;
-  try {
-    const view = await api("POST", `/api/games/${S.view.game_id}/act`, { turn: S.view.table.turn, action, since: S.events.length });
-    showError("");
-    await onView(view);
-  } catch (e) {
-    await handleMoveError(e);
-  } finally {
-    S.busy = false;
-  }
+  await postMove("act", { action });
 }
 
 async function handleMoveError(e) {
