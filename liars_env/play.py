@@ -24,11 +24,11 @@ import numpy as np
 
 from liars_env.actions import describe_bid
 from liars_env.agents import make_agent, view_of
-from liars_env.agents.human import HELP, ParseError, minimum_raises, parse_move
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout
 from liars_env.render import render_reveal
 from liars_env.rules import PRESETS, resolve_rules
+from liars_env.typed_moves import HELP, ParseError, minimum_raises, parse_move
 
 
 class TerminalGame:

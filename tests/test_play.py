@@ -8,8 +8,8 @@ import itertools
 import pytest
 
 from liars_env import ActionCodec, RuleSet
-from liars_env.agents.human import ParseError, parse_move
 from liars_env.play import main
+from liars_env.typed_moves import ParseError, parse_move
 
 CODEC = ActionCodec(RuleSet.preset("perudo_calza"))
 

@@ -1,101 +1,15 @@
-"""Reading a human's move from plain words: ``4 3s``, ``four threes``, ``liar``, ``calza``."""
+"""Deprecated: the parser of typed moves moved to :mod:`liars_env.typed_moves`.
 
-from __future__ import annotations
+It reads words, not an agent; this alias will be removed in a later release.
+"""
 
-import re
+import warnings
 
-from liars_env.actions import ActionCodec, describe_bid, number_word
+from liars_env.typed_moves import *  # noqa: F403
+from liars_env.typed_moves import HELP, ParseError, minimum_raises, parse_move  # noqa: F401
 
-_FACE_WORDS = {
-    "one": 1,
-    "ones": 1,
-    "two": 2,
-    "twos": 2,
-    "three": 3,
-    "threes": 3,
-    "four": 4,
-    "fours": 4,
-    "five": 5,
-    "fives": 5,
-    "six": 6,
-    "sixes": 6,
-    "seven": 7,
-    "sevens": 7,
-    "eight": 8,
-    "eights": 8,
-    "nine": 9,
-    "nines": 9,
-}
-_CHALLENGE_WORDS = {"challenge", "liar", "dudo", "call", "doubt", "c"}
-_EXACT_WORDS = {"exact", "calza", "spot on", "spot-on", "spoton", "e"}
-_NUMBER_WORDS = {number_word(n): n for n in range(100)}
-
-HELP = """Moves:
-  a bid:      4 3s | 4x3 | 4 3 | four threes      (quantity, then face)
-  challenge:  challenge | liar | dudo
-  exact call: exact | calza | spot on              (when the rules have one)
-  help, quit"""
-
-
-class ParseError(ValueError):
-    """Input that is not a move; the message says what was expected."""
-
-
-def _number(token: str) -> int | None:
-    token = token.strip().lower()
-    if token.isdigit():
-        return int(token)
-    return _NUMBER_WORDS.get(token)
-
-
-def _face(token: str) -> int | None:
-    token = token.strip().lower().rstrip(".")
-    token = re.sub(r"'?s$", "", token) if token[:1].isdigit() else token
-    if token.isdigit():
-        return int(token)
-    return _FACE_WORDS.get(token)
-
-
-def parse_move(text: str, codec: ActionCodec) -> int | str:
-    """Turns a typed move into an action id, or ``"help"`` / ``"quit"``.
-
-    Example:
-        >>> from liars_env import RuleSet
-        >>> codec = ActionCodec(RuleSet.preset("perudo_calza"))
-        >>> [parse_move(t, codec) for t in ["4 3s", "4x3", "four threes", "liar", "calza"]]
-        [20, 20, 20, 90, 91]
-
-    Raises:
-        ParseError: if the text is not a move (the message shows the accepted forms).
-    """
-    words = " ".join(text.strip().lower().split())
-    if words in ("help", "h", "?"):
-        return "help"
-    if words in ("quit", "exit", "q"):
-        return "quit"
-    if words in _CHALLENGE_WORDS:
-        return codec.challenge
-    if words in _EXACT_WORDS:
-        if codec.exact is None:
-            raise ParseError("these rules have no exact call; challenge or raise")
-        return codec.exact
-    match = re.fullmatch(r"(\S+?)\s*(?:x|\*|\s)\s*(\S+)", words)
-    if match:
-        quantity, face = _number(match.group(1)), _face(match.group(2))
-        if quantity is not None and face is not None:
-            if not 1 <= face <= codec.faces:
-                raise ParseError(f"faces run from 1 to {codec.faces}, got {face}")
-            if not 1 <= quantity <= codec.max_quantity:
-                raise ParseError(f"quantities run from 1 to {codec.max_quantity}, got {quantity}")
-            return codec.encode_bid(quantity, face)
-    raise ParseError(f"not a move: {text.strip()!r}. Type a bid like '4 3s', or 'challenge'")
-
-
-def minimum_raises(codec: ActionCodec, mask) -> str:
-    """The smallest legal bid on each face, in words (for hints)."""
-    best: dict[int, int] = {}
-    for action in range(codec.num_bids):
-        if mask[action]:
-            quantity, face = codec.decode_bid(action)
-            best.setdefault(face, quantity)
-    return ", ".join(describe_bid(q, f) for f, q in sorted(best.items())) or "none"
+warnings.warn(
+    "liars_env.agents.human moved to liars_env.typed_moves",
+    DeprecationWarning,
+    stacklevel=2,
+)
