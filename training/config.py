@@ -29,3 +29,10 @@ def parse_key_values(items: Iterable[str], what: str = "--set") -> dict[str, Any
         except yaml.YAMLError as exc:
             raise ValueError(f"{what} {item!r}: the value is not valid YAML ({exc})") from None
     return out
+
+
+def require_positive(args: Any, names: tuple[str, ...]) -> None:
+    """Raises ``ValueError`` for the first of the fields ``names`` of ``args`` below 1."""
+    for name in names:
+        if getattr(args, name) < 1:
+            raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")

@@ -49,7 +49,7 @@ from liars_env.policy import (
 )
 from liars_env.rules import PRESETS, RuleSet
 from liars_env.threads import using_threads
-from training.config import parse_key_values
+from training.config import parse_key_values, require_positive
 from training.league import (
     DEFAULT_GROUP_SHARES,
     League,
@@ -316,13 +316,6 @@ def validate(args: Args) -> None:
         )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
-
-
-def require_positive(args: Any, names: tuple[str, ...]) -> None:
-    """Raises ``ValueError`` for the first of the fields ``names`` of ``args`` below 1."""
-    for name in names:
-        if getattr(args, name) < 1:
-            raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
 
 
 def game_rules(args: Args) -> RuleSet:

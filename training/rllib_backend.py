@@ -46,6 +46,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv  # noqa: E402
 import liars_env  # noqa: E402
 from liars_env.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint  # noqa: E402
 from liars_env.rules import RuleSet  # noqa: E402
+from training.config import require_positive  # noqa: E402
 
 ENV_NAME = "liars_dice_v1"
 MAIN = "main"
@@ -239,8 +240,6 @@ def make_mapping(num_players: int, snapshots: list[str]):
 
 def validate(args: RLlibArgs) -> None:
     """Checks names and ranges of an RLlib configuration (``ValueError`` naming the field)."""
-    from training.ppo import require_positive
-
     RuleSet.preset(args.rules, num_players=args.num_players)  # preset and player count
     if RuleSet.preset(args.rules).hand != "common" and (args.bid_features or args.belief_features):
         raise ValueError("bid_features and belief_features assume common hands; set them to false")
