@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
+from liars_env.agents.checkpoint import CheckpointAgent
 from liars_env.rules import PRESETS
 from liars_env.solver import RoundSolver, exploit, round_states
 from training import ppo
@@ -71,35 +70,13 @@ def train(steps: int, runs_dir: str, every: int, seed: int, recipe: str = "self-
     return Path(runs_dir) / f"solver_vs_training_{recipe}" / "checkpoints"
 
 
-class BatchedCheckpoint:
-    """A checkpoint's masked action distribution, a batch of views per network call."""
-
-    def __init__(self, path: Path, rules) -> None:
-        from liars_env.policy import load_policy
-
-        self.model, _ = load_policy(path, rules)
-        self.name = f"checkpoint:{path.name}"
-
-    def action_probabilities_batch(self, views) -> np.ndarray:
-        """Probabilities of every action, one row per view."""
-        import torch
-
-        from liars_env.policy import masked_probabilities
-
-        with torch.inference_mode():
-            obs = torch.from_numpy(np.stack([v.observation for v in views]))
-            mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
-            logits, _ = self.model(obs, mask)
-            return masked_probabilities(logits).double().numpy()
-
-
 def training_curve(ckpt_dir: Path) -> list[tuple[int, float]]:
     """``(learner decisions, exact exploitability)`` of every checkpoint."""
     rules = PRESETS["perudo"].with_options(num_players=2, **RULE_OVERRIDES)
     _, trees = round_states(rules)
     curve = []
     for path in sorted(p for p in ckpt_dir.glob("step_*") if p.is_dir()):
-        agent = BatchedCheckpoint(path, rules)
+        agent = CheckpointAgent.load(path, rules)
         # observations are seat-relative, so one seat stands for both
         result = exploit(agent, rules, trees=trees, seats=(0,))
         step = int(path.name.split("_")[1])

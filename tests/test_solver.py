@@ -299,3 +299,35 @@ def test_openspiel_agrees(faces, ones):
     assert exploit(bot, rules).exploitability == pytest.approx(
         nash_conv(game, openspiel.to_openspiel_policy(game, bot)) / 2, abs=1e-9
     )
+
+
+def test_a_checkpoint_is_exploited_exactly_in_one_call_per_depth(wild3, tmp_path):
+    """A (random-weight) checkpoint: its batched query gives the same exploitability as
+    asking it view by view, and a best response beats the game value against it."""
+    import torch
+
+    from liars_env.agents.checkpoint import CheckpointAgent
+    from liars_env.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint
+
+    rules, solution = wild3
+    torch.manual_seed(0)
+    layout = ObservationLayout(rules)
+    shape = NetworkShape(layout.size, LiarsDiceGame(rules).codec.num_actions, 16, 1, True, True)
+    write_checkpoint(tmp_path / "ckpt", PolicyNet(shape, rules), build_meta(rules, shape))
+    agent = CheckpointAgent.load(tmp_path / "ckpt", rules)
+
+    class OneAtATime:  # the same policy without the batched query
+        name = "one at a time"
+        action_probabilities = staticmethod(agent.action_probabilities)
+
+        def act(self, view):
+            return agent.act(view)
+
+        def reset(self, seed=None):
+            pass
+
+    batched = exploit(agent, rules, trees=solution.trees())
+    single = exploit(OneAtATime(), rules, trees=solution.trees())
+    assert batched.exploitability == pytest.approx(single.exploitability, abs=1e-6)
+    assert batched.exploitability > 0.05  # random weights are far from an equilibrium
+    assert min(batched.best_response) >= -1e-9

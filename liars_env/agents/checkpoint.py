@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from liars_env.agents.base import PlayerView
@@ -59,6 +60,18 @@ class CheckpointAgent:
             mask = torch.from_numpy(view.mask > 0)[None]
             logits, _ = self.model(obs, mask)
             return masked_probabilities(logits)[0]
+
+    def action_probabilities_batch(self, views: list[PlayerView]) -> np.ndarray:
+        """:meth:`action_probabilities` of many views in one network call, ``(len, A)``.
+
+        The exact exploitability of :func:`liars_env.solver.exploit` asks a whole tree
+        depth at once through this method.
+        """
+        with torch.inference_mode():
+            obs = torch.from_numpy(np.stack([v.observation for v in views]))
+            mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
+            logits, _ = self.model(obs, mask)
+            return masked_probabilities(logits).double().numpy()
 
     def act(self, view: PlayerView) -> int:
         """Samples (or, if greedy, picks the top) legal action."""
