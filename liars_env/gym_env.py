@@ -332,12 +332,8 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
 
     def _info(self) -> dict[str, Any]:
         state = self.game_state
-        if state.winner == self.seat:
-            place = 1
-        elif state.dice_left[self.seat] == 0:
-            place = len(state.active_seats) + 1
-        else:
-            place = 0
+        out = state.winner is not None or state.dice_left[self.seat] == 0
+        place = state.places()[self.seat] if out else 0
         return {
             "action_mask": self._mask.copy(),
             "seat": self.seat,

@@ -222,6 +222,7 @@ def web_main(args: argparse.Namespace, say=print) -> int:
         defaults,
         allow_any_spec=is_loopback(args.host),
         allowed_hosts=allowed_hosts_for(args.host),
+        command_specs=[*args.opponents, *(args.agents or [])],  # pages may use these too
     )
     return serve(app, host=args.host, port=args.port, open_browser=not args.no_browser, say=say)
 

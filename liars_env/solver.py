@@ -1310,8 +1310,8 @@ def cached_solution(rules: RuleSet, tolerance: float = 1e-3, **options: Any) -> 
     if path.exists():
         try:
             solution = Solution.load(path, rules)
-        except (ValueError, OSError, KeyError):
-            solution = None  # stale or damaged: solve again
+        except Exception:  # noqa: BLE001 - any stale or damaged file: solve again
+            solution = None
         if solution is not None and solution.exploitability <= tolerance:
             return solution
     solution = solve(rules, tolerance=tolerance, **options)

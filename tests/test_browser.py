@@ -301,7 +301,11 @@ def test_watch_bots_play(server, browser):
     page.wait_for_function("Number(document.body.dataset.turn) >= 3", timeout=20_000)
     assert page.locator("#moves button").count() == 0
     page.keyboard.press(" ")  # pause
+    # a bot's move may still be in flight: wait for it, then nothing more may happen
+    page.wait_for_function("document.body.dataset.busy !== '1'")
     turn = page.get_attribute("body", "data-turn")
-    page.wait_for_timeout(600)
+    delay = page.evaluate("S.delay")
+    page.wait_for_timeout(4 * delay + 500)  # longer than the pause after a reveal (3x)
     assert page.get_attribute("body", "data-turn") == turn
+    assert page.evaluate("S.paused && S.timer === null")
     page.close()

@@ -142,8 +142,8 @@ def test_exploiter_joins_the_league_only_when_it_beats_the_main_policy(
     trainer = ppo.Trainer(ppo.make_args(values))
     seen = {}
 
-    def match(player, opponent, rules, games, seed, device):
-        seen["opponent"] = opponent
+    def match(player, opponent, rules, games, seed, device, threads=None):
+        seen["opponent"], seen["threads"] = opponent, threads
         return {"win_rate": measured, "games": games, "wins": 0, "ci95": [0, 1]}
 
     monkeypatch.setattr(ppo, "play_match", match)
@@ -153,6 +153,7 @@ def test_exploiter_joins_the_league_only_when_it_beats_the_main_policy(
         result = trainer._train_exploiter(writer)
     assert result["promoted"] is promoted  # parity 0.5 + margin 0.05
     assert seen["opponent"].name.startswith("main@") and seen["opponent"].net is not None
+    assert seen["threads"] == trainer.threads  # the match runs on the trainer's threads
     members = [m for m in trainer.league.members if m.kind == "exploiter"]
     assert len(members) == int(promoted)
     if promoted:  # frozen: training the main policy further leaves the exploiter alone

@@ -390,3 +390,19 @@ def test_a_teacher_is_imitated_then_faded_out(tmp_path):
     with_teacher = agreement_with_bot(taught.policy, "probabilistic", rules)
     without = agreement_with_bot(control.policy, "probabilistic", rules)
     assert with_teacher > without + 0.03, (with_teacher, without)
+
+
+def test_training_gives_the_callers_thread_setting_back(tmp_path):
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        args = ppo.load_args(None, [f"runs_dir={tmp_path}", "run_name=t", *TINY, "total_steps=512"])
+        trainer = ppo.Trainer(args)
+        assert torch.get_num_threads() == 2 and trainer.threads == 1
+        seen = []
+        learn = trainer._learn
+        trainer._learn = lambda *a, **k: seen.append(torch.get_num_threads()) or learn(*a, **k)
+        trainer.train()
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

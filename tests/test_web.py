@@ -9,7 +9,7 @@ import pytest
 
 from liars_env import LiarsDiceGame, RuleSet
 from liars_env.web.recording import GameRecorder, ReplayError, load_replay
-from liars_env.web.session import ApiError, SessionStore
+from liars_env.web.session import ApiError, SessionStore, replay_json
 
 pytest.importorskip("starlette", reason="the web table needs starlette: pip install -e '.[web]'")
 try:
@@ -114,6 +114,8 @@ def test_illegal_and_stale_actions_are_refused_and_change_nothing(client):
 def test_play_to_the_finish_with_reveals_and_places(client):
     view = start(client, seed=2, specs=["human", "bold", "random"])
     gid = view["game_id"]
+    # the seed deals every hand: the person sees it only once the game is over
+    assert view["seed"] is None and client.get(f"/api/games/{gid}").json()["seed"] is None
     events = list(view["events"])
     while not view["table"]["over"]:
         view = advance_to_human(client, view)
@@ -141,6 +143,7 @@ def test_play_to_the_finish_with_reveals_and_places(client):
         assert all(d["match"] for h in reveal["hands"] for d in h["dice"] if d["wild"])
     places = full["table"]["places"]
     assert sorted(places) == [1, 2, 3] and full["waiting_for"] is None
+    assert full["seed"] == "2" and view["seed"] == "2"
     # once over, the bots' probabilities and the recording are available
     assert all((e["probs"] is not None) == (e["seat"] == 1) for e in full["events"])
     record = client.get(f"/api/games/{gid}/record")
@@ -155,7 +158,7 @@ def test_play_to_the_finish_with_reveals_and_places(client):
 
 def test_spectator_game_shows_all_dice_and_probabilities(client):
     view = start(client, specs=["probabilistic", "bold", "random"], seed=4)
-    assert view["mode"] == "watch" and view["you"] is None
+    assert view["mode"] == "watch" and view["you"] is None and view["seed"] == "4"
     assert all(s["dice"] is not None for s in view["table"]["seats"])
     gid = view["game_id"]
     response = client.post(f"/api/games/{gid}/act", json={"turn": 0, "action": 3})
@@ -207,7 +210,8 @@ def test_bad_requests_get_clear_errors(client):
         ({"players": "3"}, "'players' must be an int"),
         ({"players": 12}, "num_players"),
         ({"specs": ["human", "human", "random"]}, "at most one human"),
-        ({"specs": ["human", "no_such_bot"]}, "unknown agent spec"),
+        ({"specs": ["human", "no_such_bot"]}, "not allowed from the page"),
+        ({"specs": ["human", "bold:nope=1"]}, "bad setting"),
         ({"seed": -1}, "'seed'"),
     ]
     for body, message in cases:
@@ -224,6 +228,68 @@ def test_exposed_server_only_allows_known_specs():
         )
         assert response.status_code == 400 and "not allowed" in response.json()["error"]
         assert start(client, specs=["human", "belief", "random"])["game_id"]
+
+
+def test_cross_site_requests_are_refused(client):
+    body = {"specs": ["human", "random", "random"]}
+    # a "simple" request (no CORS preflight) whose content type only mentions JSON
+    for content_type in ("text/plain; x=application/json", "text/plain", "application/jsonx"):
+        response = client.post(
+            "/api/games", content=json.dumps(body), headers={"Content-Type": content_type}
+        )
+        assert response.status_code == 415, (content_type, response.text)
+    response = client.post(
+        "/api/games",
+        content=json.dumps(body),
+        headers={"Content-Type": "Application/JSON; charset=utf-8"},
+    )
+    assert response.status_code == 201, response.text
+    gid = response.json()["game_id"]
+    # state-changing requests from another origin (or port, or scheme) are refused
+    for origin in (
+        "https://evil.example",
+        "http://testserver:8080",
+        "https://testserver",
+        "null",
+    ):
+        headers = {"Origin": origin}
+        for method, path, payload in (
+            ("POST", "/api/games", body),
+            ("POST", f"/api/games/{gid}/step", {"turn": 0}),
+            ("POST", f"/api/games/{gid}/act", {"turn": 0, "action": 3}),
+            ("POST", f"/api/games/{gid}/replay", {}),
+            ("DELETE", f"/api/games/{gid}", None),
+        ):
+            response = client.request(method, path, json=payload, headers=headers)
+            assert response.status_code == 403, (origin, path, response.text)
+            assert "origin" in response.json()["error"]
+    assert client.get(f"/api/games/{gid}").status_code == 200  # nothing was dropped
+    # the page's own origin (and requests without one, e.g. curl) are accepted
+    for headers in ({"Origin": "http://testserver"}, {"Origin": "http://TestServer:80"}, {}):
+        response = client.post("/api/games", json=body, headers=headers)
+        assert response.status_code == 201, (headers, response.text)
+    with TestClient(create_app(), base_url="http://127.0.0.1:8765") as local:
+        ok = local.post("/api/games", json=body, headers={"Origin": "http://127.0.0.1:8765"})
+        assert ok.status_code == 201, ok.text
+        bad = local.post("/api/games", json=body, headers={"Origin": "http://localhost:8765"})
+        assert bad.status_code == 403
+
+
+def test_pages_may_not_import_modules_even_on_loopback(client):
+    for spec in ("liars_env.agents.base:RandomAgent", "no_such_entry_point", "solver:x"):
+        response = client.post("/api/games", json={"specs": ["human", spec, "random"]})
+        assert response.status_code == 400, (spec, response.text)
+        assert "not allowed" in response.json()["error"]
+    table = client.app.state.table
+    for spec in ("random", "belief", "bold:bluff_rate=0.1", "solver", "checkpoint:runs/x"):
+        assert table.check_spec(spec) == spec
+    assert start(client, specs=["human", "bold:bluff_rate=0.1", "random"])["game_id"]
+    # a custom agent given on the command line is fine
+    custom = "liars_env.agents.base:RandomAgent"
+    app = create_app(defaults={"specs": ["human", custom, "random"]})
+    with TestClient(app) as c:
+        assert start(c, specs=["human", custom, "random"])["game_id"]
+        assert "MODULE:ATTR" not in c.get("/api/config").json()["agents"]
 
 
 def test_loopback_server_refuses_foreign_host_headers():
@@ -302,6 +368,48 @@ def test_tampered_and_truncated_recordings_are_refused(tmp_path):
     check("".join(lines[:-3]) + lines[-3][:25], len(lines) - 2, "not valid JSON.*cut short")
     check("", 1, "empty file")
     check(good + lines[1], len(lines) + 1, "after the final 'end' line")
+    # malformed fields are ReplayErrors too, not crashes (here or when rendered)
+    check(lambda line: line.update(state=[1, 2]), 2, "'state'")
+    check(lambda line: line.update(seats=[1, 2, 3]), 1, "'seats'")
+    check(lambda line: line["seats"][1].update(seat="1"), 1, "'seats'")
+    check(lambda line: line["seats"][1].update(seat=2), 1, "'seats'")
+    check(lambda line: line["seats"][0].update(spec=None), 1, "'seats'")
+    check(lambda line: line["seats"][0].update(name=["x"]), 1, "'seats'")
+    check(lambda line: line.update(probs=[[1000000, 0.5]]), 2, "'probs'")
+    check(lambda line: line.update(probs=[[-1, 0.5]]), 2, "'probs'")
+    check(lambda line: line.update(probs="x"), 2, "'probs'")
+    check(lambda line: line.update(probs=["x"]), 2, "'probs'")
+    check(lambda line: line.update(probs=[[0, "0.5"]]), 2, "'probs'")
+    check(lambda line: line.update(probs=[[True, 0.5]]), 2, "'probs'")
+    check(lambda line: line.update(probs=[[0, 0.5, 1]]), 2, "'probs'")
+    check(lambda line: line.update(probs=[[0, 1.5]]), 2, "'probs'")
+    check(lambda line: line.update(probs=[[0, float("nan")]]), 2, "NaN is not a JSON number")
+    check(lambda line: line.update(source=float("inf")), 1, "Infinity is not a JSON number")
+    check(lambda line: line.update(reveal=[1]), first_call, "reveal")
+    path.write_text(good)
+    edit(path, 2, lambda line: line.update(probs=None, state=None))  # both optional
+    assert replay_json(load_replay(path))["frames"][1]["event"]["probs"] is None
+
+
+def test_replay_cli_refuses_malformed_recordings(tmp_path, capsys, monkeypatch):
+    import liars_env.web.server as server
+    from liars_env.web.replay import main
+
+    monkeypatch.setattr(server, "serve", lambda *a, **k: pytest.fail("served a bad file"))
+    recorder, _ = record_game()
+    path = tmp_path / "g.jsonl"
+    for number, change in (
+        (1, lambda line: line.update(seats=[1, 2, 3])),
+        (2, lambda line: line.update(probs=[[1000000, 0.5]])),
+        (2, lambda line: line.update(probs="x")),
+        (2, lambda line: line.update(state=[1, 2])),
+    ):
+        for argv in (["--check", str(path)], ["--no-browser", "--port", "0", str(path)]):
+            path.write_text(recorder.text())
+            edit(path, number, change)
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert err.startswith("liars-replay: ") and f"line {number}:" in err
 
 
 def test_replay_cli_check(tmp_path, capsys):
@@ -403,6 +511,87 @@ def test_eval_cli_record(tmp_path):
         load_replay(path)
 
 
+def test_game_creation_is_bounded_when_concurrent(monkeypatch):
+    import threading
+    import time
+
+    import liars_env.web.session as session_module
+
+    real = session_module.make_agent
+
+    def slow_make_agent(*args, **kwargs):  # building agents can be slow (solver, checkpoints)
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_module, "make_agent", slow_make_agent)
+    store = SessionStore(ttl=600, max_games=1)
+    rules = RuleSet.preset("perudo")
+    results: list[object] = []
+    barrier = threading.Barrier(2)
+
+    def create():
+        barrier.wait()
+        try:
+            results.append(store.create(rules, ["human", "random", "random"]))
+        except ApiError as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=create) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    errors = [r for r in results if isinstance(r, ApiError)]
+    assert len(results) == 2 and len(errors) == 1 and errors[0].status == 503
+    assert len(store.games) == 1
+    # a failed creation frees its slot
+    store.remove(next(iter(store.games)))
+    with pytest.raises(ApiError):
+        store.create(rules, ["human", "human", "random"])
+    assert store.create(rules, ["human", "random", "random"]).id in store.games
+
+
+def test_slow_work_does_not_block_other_requests(monkeypatch):
+    import threading
+    import urllib.request
+
+    import liars_env.web.session as session_module
+    from liars_env.web.server import ServerThread
+
+    real = session_module.make_agent
+    building, release = threading.Event(), threading.Event()
+
+    def blocked_make_agent(*args, **kwargs):  # e.g. the solver solving a game
+        building.set()
+        release.wait(timeout=20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_module, "make_agent", blocked_make_agent)
+    thread = ServerThread(create_app(allowed_hosts=["127.0.0.1"]), port=0).start()
+    created: list[int] = []
+
+    def create():
+        request = urllib.request.Request(
+            thread.url + "/api/games",
+            data=json.dumps({"specs": ["human", "random", "random"]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            created.append(response.status)
+
+    creator = threading.Thread(target=create)
+    try:
+        creator.start()
+        assert building.wait(timeout=10)
+        with urllib.request.urlopen(thread.url + "/api/config", timeout=3) as response:
+            assert "presets" in json.loads(response.read())
+    finally:
+        release.set()
+        creator.join(timeout=30)
+        thread.stop()
+    assert created == [201]
+
+
 def test_store_errors_are_api_errors():
     store = SessionStore(ttl=10, max_games=1)
     with pytest.raises(ApiError) as info:
@@ -439,6 +628,17 @@ def test_liars_play_web_builds_the_table(monkeypatch):
             "random",
             "belief",
         ]
+    # every spec of the command line may be used from the page, even one no seat got
+    custom = "liars_env.agents.base:RandomAgent"
+    argv = ["--web", "--no-browser", "--players", "2", "--opponents", "bold", custom]
+    assert main(argv) == 0
+    with TestClient(served["app"], base_url="http://127.0.0.1") as client:
+        assert client.get("/api/config").json()["defaults"]["specs"] == ["human", "bold"]
+        response = client.post("/api/games", json={"players": 2, "specs": ["human", custom]})
+        assert response.status_code == 201, response.text
+        assert custom in client.get("/api/config").json()["agents"]
+        response = client.post("/api/games", json={"specs": ["human", "os:getpid"]})
+        assert response.status_code == 400 and "not allowed" in response.json()["error"]
 
 
 def test_liars_play_web_refuses_bad_options(capsys):

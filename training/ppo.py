@@ -48,7 +48,7 @@ from liars_env.policy import (
     write_checkpoint,
 )
 from liars_env.rules import PRESETS, RuleSet
-from liars_env.threads import using_threads
+from liars_env.threads import DEFAULT_THREADS, using_threads
 from training.config import parse_key_values, require_positive
 from training.league import (
     DEFAULT_GROUP_SHARES,
@@ -325,12 +325,18 @@ def game_rules(args: Args) -> RuleSet:
 
 # ------------------------------------------------------------------------- evaluation
 def evaluate_policy(
-    policy: PolicyNet, rules: RuleSet, opponent: str, games: int, seed: int, device: str = "cpu"
+    policy: PolicyNet,
+    rules: RuleSet,
+    opponent: str,
+    games: int,
+    seed: int,
+    device: str = "cpu",
+    threads: int | None = DEFAULT_THREADS,
 ) -> dict[str, Any]:
     """Win rate of ``policy`` in one seat against ``opponent`` in all others.
 
     ``opponent`` is a bot preset or ``checkpoint:PATH``; see
-    :func:`training.league.play_match`.
+    :func:`training.league.play_match` (and :mod:`liars_env.threads` for ``threads``).
     """
     result = play_match(
         Member("policy", "self"),
@@ -340,6 +346,7 @@ def evaluate_policy(
         seed,
         device,
         policy=policy,
+        threads=threads,
     )
     return {"bot": opponent, **result}
 
@@ -368,9 +375,8 @@ class Trainer:
         self.rules = game_rules(args)
         self.run_dir = Path(args.runs_dir) / args.run_name
         self.ckpt_dir = self.run_dir / "checkpoints"
-        if args.torch_threads:
-            torch.set_num_threads(args.torch_threads)
-        self.learn_threads = args.learn_threads or args.torch_threads or None
+        self.threads = args.torch_threads or None  # set while train() runs, then restored
+        self.learn_threads = args.learn_threads or self.threads
         random.seed(args.seed)
         torch.manual_seed(args.seed)
         self.device = torch.device(args.device)
@@ -486,7 +492,15 @@ class Trainer:
         return self.args.dice_shaping * (own - others) / self.rules.dice_per_player
 
     def train(self) -> dict[str, Any]:
-        """Runs the training loop to ``total_steps``; returns the final evaluation."""
+        """Runs the training loop to ``total_steps``; returns the final evaluation.
+
+        Runs on ``torch_threads`` threads (``learn_threads`` for the updates) and gives
+        the caller's thread setting back when it returns.
+        """
+        with using_threads(self.threads):
+            return self._train()
+
+    def _train(self) -> dict[str, Any]:
         from torch.utils.tensorboard import SummaryWriter
 
         args, env, device = self.args, self.env, self.device
@@ -708,6 +722,7 @@ class Trainer:
             args.exploiter_eval_games,
             seed=20_000 + k,
             device=self.device,
+            threads=self.threads,
         )
         parity = 1.0 / self.rules.num_players
         promoted = result["win_rate"] >= parity + args.exploiter_margin
@@ -735,6 +750,7 @@ class Trainer:
                 args.eval_games,
                 seed=10_000 + self.update,
                 device=args.device,
+                threads=self.threads,
             )
             rates.append(result["win_rate"])
             row[f"win_rate_vs_{opponent}"] = result["win_rate"]
@@ -801,7 +817,13 @@ class Trainer:
         for name, net in players.items():
             for bot in BOT_PRESETS:
                 result = evaluate_policy(
-                    net, self.rules, bot, args.final_eval_games, seed=99, device=args.device
+                    net,
+                    self.rules,
+                    bot,
+                    args.final_eval_games,
+                    seed=99,
+                    device=args.device,
+                    threads=self.threads,
                 )
                 table["rows"].append({"agent": name, **result})
         (self.run_dir / "final_eval.json").write_text(json.dumps(table, indent=2))

@@ -59,7 +59,7 @@ class CheckpointAgent:
             obs = torch.from_numpy(view.observation)[None]
             mask = torch.from_numpy(view.mask > 0)[None]
             logits, _ = self.model(obs, mask)
-            return masked_probabilities(logits)[0]
+            return self._distribution(logits)[0]
 
     def action_probabilities_batch(self, views: list[PlayerView]) -> np.ndarray:
         """:meth:`action_probabilities` of many views in one network call, ``(len, A)``.
@@ -71,7 +71,14 @@ class CheckpointAgent:
             obs = torch.from_numpy(np.stack([v.observation for v in views]))
             mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
             logits, _ = self.model(obs, mask)
-            return masked_probabilities(logits).double().numpy()
+            return self._distribution(logits).double().numpy()
+
+    def _distribution(self, logits: torch.Tensor) -> torch.Tensor:
+        """What :meth:`act` plays: the masked softmax, or one-hot on its argmax if greedy."""
+        probs = masked_probabilities(logits)
+        if self.greedy:
+            return torch.nn.functional.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
+        return probs
 
     def act(self, view: PlayerView) -> int:
         """Samples (or, if greedy, picks the top) legal action."""

@@ -89,6 +89,11 @@ BOT_PRESETS: dict[str, ProbabilisticParams] = {
 opponent by how likely that opponent's bids were with it."""
 
 
+def bluff_bids(bid_ids: np.ndarray, faces: int) -> np.ndarray:
+    """The bids a bluff is drawn from (uniformly): the ``2·F`` lowest legal bids."""
+    return bid_ids[: 2 * faces]
+
+
 class ProbabilisticAgent:
     """A bot that acts on the exact probability of bids from its own dice.
 
@@ -168,7 +173,8 @@ class ProbabilisticAgent:
             p_raise = float(raise_p.max())
             best_raise = int(bid_ids[np.flatnonzero(raise_p >= p_raise - TIE)[-1]])
             if self.rng.random() < params.bluff_rate:
-                return int(bid_ids[self.rng.integers(min(len(bid_ids), 2 * codec.faces))])
+                bluffs = bluff_bids(bid_ids, codec.faces)
+                return int(bluffs[self.rng.integers(len(bluffs))])
         if view.current_bid is None:
             return best_raise
         bidder, quantity, face = view.bids[-1]
@@ -204,7 +210,7 @@ class ProbabilisticAgent:
         probs[planner.act(view)] = 1.0
         bid_ids = np.flatnonzero(view.mask[: codec.num_bids])
         if len(bid_ids) and self.params.bluff_rate > 0:
-            bluffs = bid_ids[: 2 * codec.faces]
+            bluffs = bluff_bids(bid_ids, codec.faces)
             probs *= 1.0 - self.params.bluff_rate
             probs[bluffs] += self.params.bluff_rate / len(bluffs)
         return probs

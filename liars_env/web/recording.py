@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -283,12 +284,18 @@ def load_replay(source: str | Path | TextIO | Iterable[str], name: str | None = 
     return _load_lines(list(source), name or getattr(source, "name", "<recording>"))
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _parse(raw: str, number: int, where: str) -> dict[str, Any]:
     try:
-        line = json.loads(raw)
+        line = json.loads(raw, parse_constant=_no_constant)  # no NaN, Infinity
     except json.JSONDecodeError as exc:
         hint = "" if raw.endswith("\n") else " (the file may be cut short)"
         raise ReplayError(f"{where} line {number}: not valid JSON: {exc.msg}{hint}") from None
+    except ValueError as exc:
+        raise ReplayError(f"{where} line {number}: not valid JSON: {exc}") from None
     if not isinstance(line, dict) or not isinstance(line.get("type"), str):
         raise ReplayError(f"{where} line {number}: expected a JSON object with a 'type' field")
     return line
@@ -332,6 +339,18 @@ def _load_lines(raw_lines: list[str], where: str) -> Replay:
         raise ReplayError(
             f"{where} line {number}: 'seats' must list {rules.num_players} seats, got {seats!r}"
         )
+    for index, seat in enumerate(seats):
+        if not (
+            isinstance(seat, dict)
+            and type(seat.get("seat")) is int
+            and seat["seat"] == index
+            and isinstance(seat.get("spec"), str)
+            and isinstance(seat.get("name", ""), (str, type(None)))
+        ):
+            raise ReplayError(
+                f"{where} line {number}: 'seats' entry {index} must be "
+                f'{{"seat": {index}, "name": str, "spec": str}}, got {seat!r}'
+            )
     replay = Replay(header=header, rules=rules, game=game, source=where)
     replay.frames.append(Frame(turn=0, state=state.clone()))
     end = None
@@ -383,6 +402,8 @@ def _check_and_apply(
             f"{state.current_player} is to act"
         )
     recorded = line.get("state")
+    if recorded is not None and not isinstance(recorded, dict):
+        raise ReplayError(f"{where} line {number}: 'state' must be an object, got {recorded!r}")
     if recorded is not None:
         actual = public_state(state)
         for key, value in actual.items():
@@ -392,6 +413,7 @@ def _check_and_apply(
                     f"from the re-simulated game's {value!r}"
                 )
     action = _need(line, "action", int, number, where)
+    _check_probs(game, line.get("probs"), number, where)
     reason = game.illegal_reason(state, action)
     if reason is not None:
         raise ReplayError(f"{where} line {number}: illegal action: {reason}")
@@ -416,6 +438,34 @@ def _check_and_apply(
                     f"from the re-simulated game's {value!r} (dice, seed or actions edited?)"
                 )
     replay.frames.append(Frame(turn=turn + 1, state=state.clone(), line=line, result=result))
+
+
+def _check_probs(game: LiarsDiceGame, probs: Any, number: int, where: str) -> None:
+    """Refuses ``probs`` unless absent or ``[action id, probability from 0 to 1]`` pairs."""
+    if probs is None:
+        return
+    problem = None
+    if not isinstance(probs, list):
+        problem = "it is not a list"
+    else:
+        for pair in probs:
+            if not isinstance(pair, list) or len(pair) != 2:
+                problem = f"{pair!r} is not an [action, probability] pair"
+            elif type(pair[0]) is not int or not 0 <= pair[0] < game.codec.num_actions:
+                problem = f"{pair[0]!r} is not an action id 0-{game.codec.num_actions - 1}"
+            elif (
+                type(pair[1]) not in (int, float)
+                or not math.isfinite(pair[1])
+                or not 0 <= pair[1] <= 1
+            ):
+                problem = f"{pair[1]!r} is not a probability"
+            if problem:
+                break
+    if problem:
+        raise ReplayError(
+            f"{where} line {number}: 'probs' must be [action, probability] pairs; {problem} "
+            f"(got {probs!r:.120})"
+        )
 
 
 def _check_end(state: GameState, line: dict[str, Any], number: int, where: str) -> None:

@@ -34,9 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``liars-replay``."""
+    from liars_env.web.session import replay_json
+
     args = build_parser().parse_args(argv)
     try:
         replay = load_replay(args.file)
+        data = replay_json(replay)  # what the page shows: it must render, too
     except (ReplayError, OSError) as exc:
         print(f"liars-replay: {exc}", file=sys.stderr)
         return 2
@@ -50,10 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         return 0
     from liars_env.web.server import allowed_hosts_for, create_app, is_loopback, serve
-    from liars_env.web.session import SessionStore, replay_json
+    from liars_env.web.session import SessionStore
 
     store = SessionStore()
-    replay_id = store.add_replay(replay_json(replay))
+    replay_id = store.add_replay(data)
     app = create_app(
         store, allow_any_spec=is_loopback(args.host), allowed_hosts=allowed_hosts_for(args.host)
     )

@@ -16,9 +16,17 @@ Routes (all JSON but the page and its static files):
 ``GET /api/replays/{id}``                   a replay's frames
 ==========================================  ==================================================
 
-Errors are ``{"error": message}`` with status 400 (bad or illegal request), 404 (no
-such game: unknown or expired), 409 (stale turn, not your turn, game over), 415 (POST
-without a JSON body) or 503 (too many games).
+Errors are ``{"error": message}`` with status 400 (bad or illegal request), 403 (a
+POST or DELETE from another web site's page), 404 (no such game: unknown or expired),
+409 (stale turn, not your turn, game over), 415 (POST without a JSON body) or 503 (too
+many games).
+
+Cross-site requests: every POST must be ``Content-Type: application/json`` (exactly
+that media type), which a browser sends cross-site only after a CORS preflight that
+this server never approves; and a POST or DELETE whose ``Origin`` header names another
+origin than the server's own (scheme, host and port of the request) is refused with
+403. Routes that build agents or move bots run in Starlette's thread pool, so a slow
+agent (the ``solver`` spec, a checkpoint) does not hold up other games.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from liars_env.agents import AGENT_NAMES, BOT_PRESETS
 from liars_env.rules import PRESETS, resolve_rules
@@ -37,6 +46,7 @@ from liars_env.web.session import HUMAN, ApiError, SessionStore
 
 try:
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request
@@ -71,6 +81,31 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 BUILTIN_SPECS = ("random", *BOT_PRESETS)
 """Agent specs any page may ask for, even when the server is exposed with ``--host``."""
 
+BUILTIN_NAMES = frozenset(name for name in AGENT_NAMES if ":" not in name)
+"""The built-in specs without settings: ``random``, the bot presets, ``solver``."""
+
+PAGE_SPEC_FORMS = (*BUILTIN_SPECS, "solver", "NAME:key=value", "checkpoint:PATH")
+"""The spec forms a page on a loopback server may use (:func:`is_builtin_spec`)."""
+
+
+def is_builtin_spec(spec: str) -> bool:
+    """Whether ``spec`` is a built-in form of :data:`~liars_env.agents.AGENT_NAMES`.
+
+    Those import nothing the page names: ``random``, a bot preset, ``NAME:key=value``
+    (settings of a bot preset), ``solver``, ``checkpoint:PATH``. ``MODULE:ATTR`` import
+    paths and entry-point names are not built-in.
+
+    Example:
+        >>> [is_builtin_spec(s) for s in ("belief", "bold:bluff_rate=0.1", "os:abort", "x")]
+        [True, True, False, False]
+    """
+    name, colon, arg = spec.partition(":")
+    if not colon:
+        return spec in BUILTIN_NAMES
+    if name == "checkpoint":
+        return bool(arg)
+    return name in BOT_PRESETS and bool(arg)
+
 
 def is_loopback(host: str) -> bool:
     """Whether binding to ``host`` keeps the server reachable from this machine only."""
@@ -84,9 +119,14 @@ class WebTable:
         store: The games and replays.
         defaults: The page's new-game form defaults: ``rules``, ``players``, ``specs``
             (one per seat, ``"human"`` for the person), ``seed``, ``autostart``.
-        allow_any_spec: Whether pages may ask for any agent spec (checkpoint paths,
-            ``MODULE:ATTR`` imports). When false (server exposed with ``--host``), only
-            the built-in bots and the specs of ``defaults`` are accepted.
+        allow_any_spec: Whether pages may ask for any built-in spec form (settings,
+            ``solver``, ``checkpoint:PATH``: see :func:`is_builtin_spec`); for a server
+            on loopback. When false (server exposed with ``--host``), only the built-in
+            bots (:data:`BUILTIN_SPECS`) are accepted. Either way the specs of
+            ``defaults`` (the command line's) are accepted too, and nothing else: a page
+            never names a ``MODULE:ATTR`` import path or an entry point.
+        command_specs: More specs given on the command line (accepted like those of
+            ``defaults``).
     """
 
     def __init__(
@@ -94,6 +134,7 @@ class WebTable:
         store: SessionStore,
         defaults: dict[str, Any] | None = None,
         allow_any_spec: bool = True,
+        command_specs: Sequence[str] = (),
     ) -> None:
         self.store = store
         self.defaults = {
@@ -106,26 +147,97 @@ class WebTable:
             **(defaults or {}),
         }
         self.allow_any_spec = allow_any_spec
-        self.allowed_specs = {HUMAN, *BUILTIN_SPECS, *self.defaults["specs"]}
+        self.command_specs = [*self.defaults["specs"], *command_specs]
+        self.allowed_specs = {HUMAN, *BUILTIN_SPECS, *self.command_specs}
 
     def check_spec(self, spec: Any) -> str:
-        """Refuses specs a page may not use (non-strings; custom ones when exposed)."""
+        """Refuses specs a page may not use (see :class:`WebTable`); returns the spec.
+
+        Non-strings are refused; import paths and entry points unless given on the
+        command line; when exposed, anything but the built-in bots and those.
+        """
         if not isinstance(spec, str) or not spec.strip():
             raise ApiError(400, f"agent specs must be non-empty strings, got {spec!r}")
         spec = spec.strip()
-        if not self.allow_any_spec and spec not in self.allowed_specs:
+        if spec in self.allowed_specs or (self.allow_any_spec and is_builtin_spec(spec)):
+            return spec
+        if self.allow_any_spec:
             raise ApiError(
                 400,
-                f"agent spec {spec!r} is not allowed on an exposed server; allowed: "
-                + ", ".join(sorted(self.allowed_specs)),
+                f"agent spec {spec!r} is not allowed from the page: use "
+                + ", ".join(PAGE_SPEC_FORMS)
+                + " (custom agents, MODULE:ATTR or entry-point names, only when given on "
+                "the command line)",
             )
-        return spec
+        raise ApiError(
+            400,
+            f"agent spec {spec!r} is not allowed on an exposed server; allowed: "
+            + ", ".join(sorted(self.allowed_specs)),
+        )
+
+    @property
+    def page_agents(self) -> list[str]:
+        """The spec forms to suggest on the page."""
+        forms = PAGE_SPEC_FORMS if self.allow_any_spec else BUILTIN_SPECS
+        extra = (s for s in self.command_specs if s != HUMAN)
+        return list(dict.fromkeys([*forms, *extra]))
+
+
+def _default_port(scheme: str) -> int | None:
+    return {"http": 80, "https": 443, "ws": 80, "wss": 443}.get(scheme)
+
+
+def _origin_key(scheme: str, netloc: str) -> tuple[str, str, int | None] | None:
+    """``(scheme, host, port)`` with the default port filled in; ``None`` if malformed."""
+    try:
+        parts = urlsplit(f"//{netloc}")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    scheme = scheme.lower()
+    return scheme, parts.hostname.lower(), port if port is not None else _default_port(scheme)
+
+
+def check_origin(request: Request) -> None:
+    """Refuses (403) a request whose ``Origin`` is not the server's own origin.
+
+    The server's origin is the request's scheme and its ``Host`` (host and port).
+
+    Requests without ``Origin`` (command-line clients; browsers send it on every
+    cross-origin POST) pass. ``Origin: null`` (sandboxed frames, files) is refused.
+    """
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    own = _origin_key(request.url.scheme, request.headers.get("host", ""))
+    parts = urlsplit(origin.strip())
+    theirs = _origin_key(parts.scheme, parts.netloc) if parts.scheme else None
+    if own is None or theirs != own:
+        raise ApiError(
+            403,
+            f"cross-site request refused: origin {origin!r} is not this server's "
+            "(open the table's own page to play)",
+        )
+
+
+def check_post(request: Request) -> None:
+    """Refuses a POST from another origin (403) or without a JSON body (415).
+
+    See :func:`check_origin`. The media type must be exactly ``application/json``, so
+    that "simple" cross-site requests (forms, ``text/plain; x=application/json``),
+    which browsers send without asking the server first, never pass.
+    """
+    check_origin(request)
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise ApiError(415, "send the request body as JSON (Content-Type: application/json)")
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
-    if "application/json" not in request.headers.get("content-type", ""):
-        # also keeps other web sites from posting "simple" cross-origin forms here
-        raise ApiError(415, "send the request body as JSON (Content-Type: application/json)")
+    """The JSON object of a POST, after :func:`check_post`."""
+    check_post(request)
     try:
         body = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -140,6 +252,7 @@ def create_app(
     defaults: dict[str, Any] | None = None,
     allow_any_spec: bool = True,
     allowed_hosts: Sequence[str] | None = None,
+    command_specs: Sequence[str] = (),
 ) -> Starlette:
     """Builds the app.
 
@@ -149,12 +262,13 @@ def create_app(
         allow_any_spec: See :class:`WebTable`.
         allowed_hosts: ``Host`` headers to accept (``None``: any). A server on
             127.0.0.1 accepts only loopback names, which defeats DNS rebinding.
+        command_specs: See :class:`WebTable`.
 
     Returns:
         The Starlette application (``app.state.table`` is the :class:`WebTable`).
     """
     _require_web()
-    table = WebTable(store or SessionStore(), defaults, allow_any_spec)
+    table = WebTable(store or SessionStore(), defaults, allow_any_spec, command_specs)
 
     def session_view(game_id: str, since: int = 0) -> dict[str, Any]:
         session = table.store.get(game_id)
@@ -168,7 +282,7 @@ def create_app(
         return JSONResponse(
             {
                 "presets": sorted(PRESETS),
-                "agents": [*BUILTIN_SPECS, *(a for a in AGENT_NAMES if ":" in a)],
+                "agents": table.page_agents,
                 "defaults": table.defaults,
                 "allow_any_spec": table.allow_any_spec,
                 "ttl": table.store.ttl,
@@ -205,13 +319,17 @@ def create_app(
         with session.lock:
             return session.view()
 
+    # Building agents (the solver, checkpoints) and bot moves can take a while, and the
+    # session locks are threading locks: such work runs in the thread pool, never on
+    # the event loop (plain ``def`` routes run there too).
     async def games(request: Request) -> Response:
         body = await _json_body(request)
-        return JSONResponse(start_game(body), status_code=201)
+        return JSONResponse(await run_in_threadpool(start_game, body), status_code=201)
 
-    async def game(request: Request) -> Response:
+    def game(request: Request) -> Response:
         game_id = request.path_params["game_id"]
         if request.method == "DELETE":
+            check_origin(request)
             table.store.remove(game_id)
             return JSONResponse({"deleted": game_id})
         try:
@@ -221,20 +339,24 @@ def create_app(
         return JSONResponse(session_view(game_id, since))
 
     def move(kind: str):
-        async def endpoint(request: Request) -> Response:
-            body = await _json_body(request)
-            session = table.store.get(request.path_params["game_id"])
+        def play(game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+            session = table.store.get(game_id)
             since = body.get("since", 0)
             with session.lock:
                 if kind == "act":
                     session.act(body.get("action"), body.get("turn"))
                 else:
                     session.step(body.get("turn"))
-                return JSONResponse(session.view(since if isinstance(since, int) else 0))
+                return session.view(since if isinstance(since, int) else 0)
+
+        async def endpoint(request: Request) -> Response:
+            body = await _json_body(request)
+            game_id = request.path_params["game_id"]
+            return JSONResponse(await run_in_threadpool(play, game_id, body))
 
         return endpoint
 
-    async def record(request: Request) -> Response:
+    def record(request: Request) -> Response:
         session = table.store.get(request.path_params["game_id"])
         with session.lock:
             if session.you is not None and not session.state.is_over:
@@ -246,10 +368,11 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="game_{session.id[:8]}.jsonl"'},
         )
 
-    async def to_replay(request: Request) -> Response:
+    def to_replay(request: Request) -> Response:
         from liars_env.web.recording import load_replay
         from liars_env.web.session import replay_json
 
+        check_post(request)
         session = table.store.get(request.path_params["game_id"])
         with session.lock:
             if not session.state.is_over:

@@ -205,7 +205,7 @@ def replay_json(replay: Replay) -> dict[str, Any]:
                 "seat": frame.line["seat"],
                 "action": frame.line["action"],
                 "text": replay.game.codec.describe(frame.line["action"]),
-                "round": frame.line.get("state", {}).get("round"),
+                "round": (frame.line.get("state") or {}).get("round"),
                 "probs": probs_json(frame.line.get("probs"), replay.game),
                 "reveal": reveal,
             }
@@ -383,7 +383,8 @@ class GameSession:
 
         A person sees their own dice; a spectator (and anyone once the game is over)
         sees every seat's. Bots' action probabilities depend on their hidden dice, so
-        the person sees them only once the game is over.
+        the person sees them only once the game is over; so does the seed (``None``
+        until then), which deals every hand.
         """
         state = self.state
         spectator = self.you is None
@@ -399,7 +400,7 @@ class GameSession:
             "you": self.you,
             "preset": self.preset,
             "rules": self.rules.to_dict(),
-            "seed": str(self.seed),
+            "seed": str(self.seed) if spectator or over else None,
             "exact_name": exact_name(self.rules),
             "table": table_json(
                 state,
@@ -447,6 +448,8 @@ class SessionStore:
         self.clock = clock
         self.games: dict[str, GameSession] = {}
         self.replays: dict[str, dict[str, Any]] = {}
+        self.pending = 0
+        """Games being built (agents can take a while): they hold a place already."""
         self.lock = threading.Lock()
 
     def expire(self) -> list[str]:
@@ -467,25 +470,34 @@ class SessionStore:
     ) -> GameSession:
         """Starts a game (see :class:`GameSession`).
 
+        Safe to call from several threads: the place is taken under the lock before the
+        game is built (outside it, since building agents may be slow), so at most
+        ``max_games`` games are ever held.
+
         Raises:
             ApiError: 503 when ``max_games`` games are held; 400 for a bad spec.
         """
         self.expire()
         with self.lock:
-            if len(self.games) >= self.max_games:
+            if len(self.games) + self.pending >= self.max_games:
                 raise ApiError(
                     503,
                     f"too many games at once (the limit is {self.max_games}); close other "
                     "tabs or wait until idle games expire",
                 )
+            self.pending += 1
+        session = None
         try:
             session = GameSession(
                 rules, specs, seed=seed, preset=preset, record_dir=self.record_dir, clock=self.clock
             )
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-        with self.lock:
-            self.games[session.id] = session
+        finally:
+            with self.lock:
+                self.pending -= 1
+                if session is not None:
+                    self.games[session.id] = session
         return session
 
     def get(self, game_id: str) -> GameSession:

@@ -359,8 +359,13 @@ function schedule() {
 }
 
 // One move request at a time: a bot's (step) or ours (act), for the current turn.
+function setBusy(busy) {
+  S.busy = busy;
+  document.body.dataset.busy = busy ? "1" : "0"; // a move request is in flight (tests wait on it)
+}
+
 async function postMove(kind, extra) {
-  S.busy = true;
+  setBusy(true);
   try {
     const body = { turn: S.view.table.turn, since: S.events.length, ...extra };
     const view = await api("POST", `/api/games/${S.view.game_id}/${kind}`, body);
@@ -369,7 +374,7 @@ async function postMove(kind, extra) {
   } catch (e) {
     await handleMoveError(e);
   } finally {
-    S.busy = false;
+    setBusy(false);
   }
 }
 
