@@ -1,0 +1,38 @@
+"""The shipped models: each loads for its own rules, plays, stays small, has a model card."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.agents import make_agent, view_of
+
+SHIPPED = sorted(p for p in (Path(__file__).parents[1] / "checkpoints").iterdir() if p.is_dir())
+
+
+def test_something_is_shipped():
+    assert {p.name for p in SHIPPED} >= {"perudo_2p", "perudo_3p"}
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=lambda p: p.name)
+def test_a_shipped_model_loads_plays_and_has_its_card(folder):
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    assert size < 2 * 1024 * 1024, f"{folder.name} is {size} bytes"
+    card = (folder / "card.md").read_text()
+    for section in ("## Training history", "## Against every bot", "liars-exploit"):
+        assert section in card, section
+    rules = RuleSet.from_dict(json.loads((folder / "meta.json").read_text())["rules"])
+    agent = make_agent(f"checkpoint:{folder}", rules, seed=0)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(0)
+    state = game.new_game(rng)
+    for _ in range(30):  # it plays legal moves for every seat
+        if state.is_over:
+            break
+        action = agent.act(view_of(game, layout, state))
+        assert game.is_legal(state, action)
+        game.apply(state, action, rng)
