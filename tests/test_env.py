@@ -11,7 +11,14 @@ from helpers import preset_grid
 from pettingzoo.test import api_test, seed_test
 
 import liars_env
-from liars_env import PRESETS, IllegalActionError, RuleSet, liars_dice_v0, liars_dice_v1
+from liars_env import (
+    PRESETS,
+    IllegalActionError,
+    LiarsDiceGame,
+    RuleSet,
+    liars_dice_v0,
+    liars_dice_v1,
+)
 
 A_B_C = [[1, 2, 3, 4, 6], [1, 2, 2, 5, 6], [2, 3, 4, 5, 6]]
 
@@ -423,3 +430,18 @@ def test_human_render_prints(capsys):
     e = liars_env.env("perudo", render_mode="human")
     e.reset(seed=0)
     assert "Round 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, players", preset_grid(players=(3, 5)))
+def test_aec_games_have_the_engines_outcomes(name, players):
+    """The env is an adapter: replaying its actions in the engine gives the same game,
+    and the returns follow the engine's places (winner +1, everyone else -1/(N-1))."""
+    e = liars_env.env(name, num_players=players)
+    returns = random_game(e, 7, np.random.default_rng(7))
+    state = e.unwrapped.game_state
+    replayed = LiarsDiceGame(e.unwrapped.rules).replay(7, state.actions)
+    assert replayed == state and replayed.is_over
+    places = replayed.places()
+    for seat, agent in enumerate(e.possible_agents):
+        expected = 1.0 if places[seat] == 1 else -1 / (players - 1)
+        assert returns[agent] == pytest.approx(expected)
