@@ -405,13 +405,7 @@ def _check_and_apply(
     if recorded is not None and not isinstance(recorded, dict):
         raise ReplayError(f"{where} line {number}: 'state' must be an object, got {recorded!r}")
     if recorded is not None:
-        actual = public_state(state)
-        for key, value in actual.items():
-            if recorded.get(key) != value:
-                raise ReplayError(
-                    f"{where} line {number}: recorded state {key}={recorded.get(key)!r} differs "
-                    f"from the re-simulated game's {value!r}"
-                )
+        _expect_same(recorded, public_state(state), "state", f"{where} line {number}")
     action = _need(line, "action", int, number, where)
     _check_probs(game, line.get("probs"), number, where)
     reason = game.illegal_reason(state, action)
@@ -430,13 +424,13 @@ def _check_and_apply(
                 f"{where} line {number}: the call {game.codec.describe(action)} has no "
                 "recorded 'reveal'"
             )
-        expected = reveal_record(result)
-        for key, value in expected.items():
-            if reveal.get(key) != value:
-                raise ReplayError(
-                    f"{where} line {number}: recorded reveal {key}={reveal.get(key)!r} differs "
-                    f"from the re-simulated game's {value!r} (dice, seed or actions edited?)"
-                )
+        _expect_same(
+            reveal,
+            reveal_record(result),
+            "reveal",
+            f"{where} line {number}",
+            " (dice, seed or actions edited?)",
+        )
     replay.frames.append(Frame(turn=turn + 1, state=state.clone(), line=line, result=result))
 
 
@@ -483,4 +477,16 @@ def _check_end(state: GameState, line: dict[str, Any], number: int, where: str) 
             raise ReplayError(
                 f"{where} line {number}: recorded {key}={line.get(key)!r} differs from the "
                 f"re-simulated game's {value!r}"
+            )
+
+
+def _expect_same(
+    recorded: dict[str, Any], actual: dict[str, Any], what: str, where: str, hint: str = ""
+) -> None:
+    """Raises :class:`ReplayError` at the first field of ``actual`` that ``recorded`` differs on."""
+    for key, value in actual.items():
+        if recorded.get(key) != value:
+            raise ReplayError(
+                f"{where}: recorded {what} {key}={recorded.get(key)!r} differs from the "
+                f"re-simulated game's {value!r}{hint}"
             )
