@@ -24,7 +24,7 @@ from pathlib import Path
 from liars_env.agents.checkpoint import CheckpointAgent
 from liars_env.rules import PRESETS
 from liars_env.solver import RoundSolver, exploit, round_states
-from training import ppo
+from liars_train import ppo
 
 RULE_OVERRIDES = {"dice_per_player": 1}
 

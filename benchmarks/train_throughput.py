@@ -22,7 +22,7 @@ import time
 
 from report import busy_core, print_idle_busy_table
 
-from training import ppo
+from liars_train import ppo
 
 
 def measure(config: str, sets: list[str], updates: int) -> float:

@@ -20,7 +20,7 @@ from liars_env.gym_env import LiarsDiceEnv, register_envs  # importing registers
 from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
 from liars_env.rules import PRESETS, RuleSet
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "OBSERVATION_VERSION",

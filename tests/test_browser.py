@@ -222,7 +222,7 @@ def test_play_a_whole_game_in_the_browser(server, browser, tmp_path):
 def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
     from liars_env.web.recording import load_replay
     from liars_env.web.session import replay_json
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     thread, store = server
     evaluate("perudo", ["bold", "random", "probabilistic"], 3, seed=1, progress=False,
@@ -265,7 +265,7 @@ def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
 def test_replay_recorded_without_probabilities(server, browser, tmp_path):
     from liars_env.web.recording import load_replay
     from liars_env.web.session import replay_json
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     thread, store = server
     evaluate("perudo", ["bold", "probabilistic", "cautious"], 3, seed=2, progress=False,

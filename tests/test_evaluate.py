@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from liars_env import RuleSet
-from training.evaluate import evaluate, main, seat_assignment, summarize, wilson_interval
+from liars_train.evaluate import evaluate, main, seat_assignment, summarize, wilson_interval
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ import torch
 from liars_env import RuleSet
 from liars_env.batched import BatchedEnv
 from liars_env.policy import NetworkShape, PolicyNet
-from training import exploit, ppo
-from training.league import League, Member, frozen_copy, member_from_spec, play_match
+from liars_train import exploit, ppo
+from liars_train.league import League, Member, frozen_copy, member_from_spec, play_match
 
 TINY = {
     "num_envs": 64,
@@ -323,7 +323,7 @@ def test_groups_share_the_games_so_snapshots_cannot_crowd_out_the_bots():
 
 
 def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
-    from training import ladder
+    from liars_train import ladder
 
     out = tmp_path / "ladder.json"
     argv = ["--players", "2", "--players-list", "belief", "random", "--games", "40"]

@@ -10,8 +10,8 @@ psutil = pytest.importorskip("psutil")
 
 from liars_env import RuleSet  # noqa: E402
 from liars_env.policy import load_policy  # noqa: E402
-from training import rllib_backend  # noqa: E402
-from training.rllib_backend import RLlibArgs, RLlibLiarsDiceEnv  # noqa: E402
+from liars_train import rllib_backend  # noqa: E402
+from liars_train.rllib_backend import RLlibArgs, RLlibLiarsDiceEnv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_local_ray_listens_on_loopback_only(local_ray):
 def test_smoke_train_save_restore_export_and_evaluate(local_ray, tmp_path):
     from ray.rllib.algorithms.algorithm import Algorithm
 
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     args = RLlibArgs(
         run_name="smoke",
@@ -97,15 +97,14 @@ def test_smoke_train_save_restore_export_and_evaluate(local_ray, tmp_path):
 
 
 def test_rllib_config_loads():
-    from training.ppo import load_args
+    from liars_train.config import load_settings
 
-    args = load_args("configs/rllib_perudo_3p.yaml", cls=RLlibArgs)
-    rllib_backend.validate(args)
+    args = load_settings(RLlibArgs, "configs/rllib_perudo_3p.yaml")
     assert args.num_players == 3 and args.num_envs_per_env_runner > 1
 
 
 def test_cli_rejects_bad_rllib_configs(tmp_path, capsys):
-    from training.ppo import main
+    from liars_train.train_cli import main
 
     assert main(["--backend", "rllib", "--set", "iterations=0"]) == 2
     assert "iterations must be at least 1" in capsys.readouterr().err

@@ -20,7 +20,7 @@ from liars_env.solver import (
     exploit,
     solve,
 )
-from training.solve import main as solve_main
+from liars_train.solve import main as solve_main
 
 
 def small(faces=3, ones="natural", **options):
@@ -208,7 +208,7 @@ def test_save_load_and_cache(tmp_path, monkeypatch):
 
 
 def test_solver_agent_spec_in_a_match():
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     rules = PRESETS["perudo"].with_options(num_players=2, dice_per_player=1, faces=4)
     result = evaluate(rules, ["solver", "random"], games=40, workers=1, progress=False)

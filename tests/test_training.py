@@ -22,7 +22,7 @@ from liars_env.policy import (
     sample_actions,
     write_checkpoint,
 )
-from training import ppo
+from liars_train import ppo, train_cli
 
 TINY = [
     "total_steps=2048",
@@ -44,7 +44,7 @@ TINY = [
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     runs = tmp_path_factory.mktemp("runs")
-    code = ppo.main(
+    code = train_cli.main(
         [
             "--set",
             f"runs_dir={runs}",
@@ -94,7 +94,7 @@ def test_resume_continues_the_counters(tiny_run, tmp_path):
     snapshots = [m for m in trainer.league.members if m.kind == "snapshot"]
     assert len(snapshots) == 4 and len(trainer.history) == 2
     last = sorted((run / "checkpoints").glob("step_*"))[-1]
-    saved = json.loads(ppo.load_trainer_state(last)["league"])
+    saved = json.loads(load_trainer_state(last)["league"])
     assert [m.name for m in trainer.league.members] == [m["name"] for m in saved]
     assert [m.games for m in trainer.league.members] == [m["games"] for m in saved]
     assert trainer.league.members[1].games > 0  # results were booked before the save
@@ -108,7 +108,7 @@ def test_resume_continues_the_counters(tiny_run, tmp_path):
 
 
 def test_resume_cli_errors(tmp_path, capsys):
-    assert ppo.main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert train_cli.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no run found" in capsys.readouterr().err
 
 
@@ -219,7 +219,7 @@ def test_mismatched_rules_are_rejected_by_the_agent_spec(good_checkpoint):
 
 
 def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     result = evaluate(
         "perudo", [f"checkpoint:{good_checkpoint}", "random", "random"], games=6, progress=False
@@ -236,7 +236,7 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["rules=peruda"], "unknown preset 'peruda'"),
         (["num_players=9"], "num_players must be an int from 2 to 8"),
         (["league=[robot]"], "unknown opponent 'robot'"),
-        (["opponent_mix={self: 1}"], "opponent_mix was replaced by the league"),
+        (["opponent_mix={self: 1}"], "opponent_mix was retired: the league replaced it"),
         (["self_play=0", "league=[]", "pool_size=0"], "nobody to play"),
         (["self_play=1.5"], "self_play must lie in [0, 1]"),
         (["pfsp_power=-1"], "pfsp_power must be >= 0"),
@@ -251,7 +251,7 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
 )
 def test_bad_config_is_a_clear_error_before_any_work(sets, message, tmp_path, capsys):
     argv = ["--set", f"runs_dir={tmp_path}"] + [x for s in sets for x in ("--set", s)]
-    assert ppo.main(argv) == 2
+    assert train_cli.main(argv) == 2
     assert message in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # nothing was started
 
@@ -259,12 +259,12 @@ def test_bad_config_is_a_clear_error_before_any_work(sets, message, tmp_path, ca
 def test_bad_config_files(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_envs: [1, 2\n")
-    assert ppo.main(["--config", str(bad)]) == 2
+    assert train_cli.main(["--config", str(bad)]) == 2
     assert "not valid YAML" in capsys.readouterr().err
     bad.write_text("- a list\n")
-    assert ppo.main(["--config", str(bad)]) == 2
+    assert train_cli.main(["--config", str(bad)]) == 2
     assert "must hold a mapping" in capsys.readouterr().err
-    assert ppo.main(["--config", str(tmp_path / "missing.yaml")]) == 2
+    assert train_cli.main(["--config", str(tmp_path / "missing.yaml")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
@@ -276,7 +276,7 @@ def test_shipped_configs_load(config):
     import yaml
 
     from liars_env.agents import make_agent
-    from training.league import check_member_spec
+    from liars_train.league import check_member_spec
 
     args = ppo.load_args(str(config))
     written = yaml.safe_load(config.read_text())
@@ -326,7 +326,7 @@ def test_bid_features_match_the_probabilistic_bot(preset):
 
 
 def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
-    from training.export import main as export_main
+    from liars_train.export import main as export_main
 
     dest = tmp_path / "shipped"
     assert export_main([str(tiny_run / "checkpoints" / "best"), str(dest)]) == 0

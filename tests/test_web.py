@@ -426,7 +426,7 @@ def test_replay_cli_check(tmp_path, capsys):
 
 # ------------------------------------------------------------------------ liars-eval
 def test_eval_record_round_trip(tmp_path):
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     specs = ["bold", "random", "probabilistic"]
     plain = evaluate("perudo", specs, games=6, seed=3, workers=1, progress=False)
@@ -459,7 +459,7 @@ def test_eval_record_round_trip(tmp_path):
 def test_eval_record_without_probabilities_loads_and_replays(tmp_path):
     from liars_env.web.replay import main as replay_main
     from liars_env.web.session import replay_json
-    from training.evaluate import evaluate
+    from liars_train.evaluate import evaluate
 
     specs = ["bold", "probabilistic", "cautious"]
     both = evaluate("perudo", specs, games=3, seed=5, workers=1, progress=False,
@@ -494,7 +494,7 @@ def test_eval_record_without_probabilities_loads_and_replays(tmp_path):
 
 
 def test_eval_cli_record(tmp_path):
-    from training.evaluate import main
+    from liars_train.evaluate import main
 
     out = tmp_path / "rec"
     assert main(["--agents", "random", "random", "--games", "2", "--workers", "1",

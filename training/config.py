@@ -1,5 +1,9 @@
 """Settings from YAML files and ``key=value`` command-line items, checked before work.
 
+One loader serves every settings dataclass (our PPO's ``Args``, RLlib's ``RLlibArgs``):
+each key must be a field, each value of the field's type, and the dataclass's own
+``validate()`` (ranges, names) runs before any work starts.
+
 Example:
     >>> parse_key_values(["total_steps=1000", "league=[bayes, belief]", "run_name="])
     {'total_steps': 1000, 'league': ['bayes', 'belief'], 'run_name': None}
@@ -7,8 +11,14 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import typing
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def parse_key_values(items: Iterable[str], what: str = "--set") -> dict[str, Any]:
@@ -36,3 +46,108 @@ def require_positive(args: Any, names: tuple[str, ...]) -> None:
     for name in names:
         if getattr(args, name) < 1:
             raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
+
+
+def load_settings(cls: type[T], config: str | None = None, sets: Iterable[str] = ()) -> T:
+    """Builds the settings dataclass ``cls`` from a YAML file and ``key=value`` overrides.
+
+    Args:
+        cls: A dataclass whose fields are the settings (it may define ``validate()``).
+        config: Path of a YAML mapping of settings (None: defaults only).
+        sets: ``key=value`` overrides, applied after the file.
+
+    Raises:
+        ValueError: naming the file, key or value: a missing or malformed file, an
+            unknown key, a value of the wrong type, or what ``validate()`` rejects.
+    """
+    import yaml
+
+    values: dict[str, Any] = {}
+    if config is not None:
+        path = Path(config)
+        if not path.is_file():
+            raise ValueError(f"config file {config} does not exist")
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise ValueError(f"config file {config} is not valid YAML: {exc}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"config file {config} must hold a mapping of settings")
+        values.update(loaded)
+    values.update(parse_key_values(sets))
+    return make_settings(cls, values, source=config or "--set")
+
+
+def load_run_settings(
+    cls: type[T], run: str, sets: Iterable[str] = (), runs_dir: str = "runs"
+) -> T:
+    """The settings a run was started with (its ``config.json``), with overrides.
+
+    ``run`` is the run's folder or its name under ``runs_dir``.
+    """
+    folder = Path(run)
+    config_file = (
+        folder / "config.json" if folder.is_dir() else Path(runs_dir) / run / "config.json"
+    )
+    if not config_file.is_file():
+        raise ValueError(f"--resume {run}: no run found (looked for {config_file})")
+    try:
+        saved = json.loads(config_file.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{config_file} is not valid JSON: {exc}") from None
+    if not isinstance(saved, dict):
+        raise ValueError(f"{config_file} must hold a mapping of settings")
+    saved.update(parse_key_values(sets))
+    return make_settings(cls, saved, source=str(config_file))
+
+
+def make_settings(cls: type[T], values: dict[str, Any], source: str = "settings") -> T:
+    """Checks ``values`` against the fields of the dataclass ``cls`` and builds it.
+
+    A class may list retired keys in ``RETIRED_SETTINGS`` (key → what replaced it);
+    they raise with that advice. Integers are accepted for float fields; booleans are
+    not numbers here.
+
+    Example:
+        >>> @dataclasses.dataclass
+        ... class Demo:
+        ...     steps: int = 1
+        >>> make_settings(Demo, {"steps": 5})
+        Demo(steps=5)
+        >>> make_settings(Demo, {"steps": "5"}, source="demo.yaml")
+        Traceback (most recent call last):
+        ...
+        ValueError: demo.yaml: steps must be int, got '5' (str)
+    """
+    values = dict(values)
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    retired = getattr(cls, "RETIRED_SETTINGS", {})
+    for key, value in list(values.items()):
+        if key in retired:
+            raise ValueError(f"{source}: {key} was retired: {retired[key]}")
+        if key not in known:
+            raise ValueError(
+                f"{source}: unknown setting {key!r}; expected one of {', '.join(sorted(known))}"
+            )
+        expected = hints[key]
+        if expected is str and value is None:  # "--set key=" (an empty YAML value)
+            values[key] = value = ""
+        ok = isinstance(value, expected) and not (
+            expected in (int, float) and isinstance(value, bool)
+        )
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            values[key] = float(value)
+            ok = True
+        if not ok:
+            raise ValueError(
+                f"{source}: {key} must be {expected.__name__}, "
+                f"got {value!r} ({type(value).__name__})"
+            )
+    settings = cls(**values)
+    validate = getattr(settings, "validate", None)
+    if callable(validate):
+        validate()
+    return settings

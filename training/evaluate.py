@@ -452,7 +452,7 @@ def summarize(
 
 def _parse_overrides(items: Sequence[str]) -> dict:
     """``key=value`` rule overrides from the command line (values parsed as YAML)."""
-    from training.config import parse_key_values
+    from liars_train.config import parse_key_values
 
     return parse_key_values(items, what="rule override")
 

@@ -1,6 +1,6 @@
 """Copies a training checkpoint's policy (weights and meta, no trainer state) to ship it.
 
-Run: ``python -m training.export runs/perudo_3p/checkpoints/best checkpoints/perudo_3p``
+Run: ``python -m liars_train.export runs/perudo_3p/checkpoints/best checkpoints/perudo_3p``
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def export(source: str, dest: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: ``python -m training.export SOURCE DEST``."""
+    """Entry point: ``python -m liars_train.export SOURCE DEST``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", help="a checkpoint folder, e.g. runs/NAME/checkpoints/best")
     parser.add_argument("dest", help="where to write the shipped checkpoint folder")

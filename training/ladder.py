@@ -1,7 +1,7 @@
 """A fast cross table of players on the batched engine.
 
 Each player sits in one seat, another in all others, seats rotating. Run
-``python -m training.ladder --rules perudo --players 3 --games 3000 --players-list
+``python -m liars_train.ladder --rules perudo --players 3 --games 3000 --players-list
 probabilistic bayes belief checkpoint:checkpoints/perudo_3p``: prints a Markdown table
 (row: the player in one seat; column: the opponent in all other seats; cell: the row's
 win rate) and writes it as JSON with ``--out``. Players are bots (``random``,
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from liars_env.policy import CheckpointError
 from liars_env.rules import RuleSet
-from training.league import member_from_spec, play_match
+from liars_train.league import member_from_spec, play_match
 
 
 def cross_table(
@@ -51,7 +51,7 @@ def markdown(table: dict[str, dict[str, dict]], parity: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: ``python -m training.ladder``."""
+    """Entry point: ``python -m liars_train.ladder``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rules", default="perudo")
     parser.add_argument("--players", type=int, default=3, help="seats at the table")

@@ -28,7 +28,7 @@ from liars_env.batched import BatchedEnv
 from liars_env.policy import NetworkShape, PolicyNet, load_policy, sample_actions
 from liars_env.rules import RuleSet
 from liars_env.threads import DEFAULT_THREADS, using_threads
-from training.evaluate import wilson_interval
+from liars_train.evaluate import wilson_interval
 
 WIN_WINDOW = 2000.0
 """Games after which a member's win counts are halved (a moving window)."""

@@ -11,18 +11,20 @@ Run ``liars-train --config configs/quickstart.yaml`` (``--set key=value`` overri
 field, ``--resume RUN`` continues a run after a crash). Everything lands in
 ``runs/<run_name>/``: TensorBoard events, ``metrics.csv``, checkpoints (``last`` few and
 ``best``), the learning curve PNG and the final evaluation JSON.
+
+This file reads top to bottom: :class:`Args` (every setting, one docstring each), its
+checks, then :class:`Trainer` (rollouts against the league, GAE and the clipped PPO
+update, exploiters, evaluation, checkpoints). Around it: ``config.py`` (YAML and
+``key=value`` loading for both backends), ``league.py`` (opponents, PFSP, batched
+matches), ``policy_eval.py`` (win rates against bots), ``checkpoints.py``, ``reports.py``
+(metrics, curve, tables) and ``train_cli.py`` (the ``liars-train`` command).
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import dataclasses
 import json
-import os
 import random
-import shutil
-import sys
 import time
 import typing
 from dataclasses import dataclass, field
@@ -34,7 +36,6 @@ import torch
 from torch import nn
 
 from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
-from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.batched import BatchedEnv
 from liars_env.policy import (
     CheckpointError,
@@ -42,15 +43,14 @@ from liars_env.policy import (
     PolicyNet,
     build_meta,
     load_policy,
-    load_trainer_state,
     masked_entropy,
     sample_actions,
-    write_checkpoint,
 )
 from liars_env.rules import PRESETS, RuleSet
-from liars_env.threads import DEFAULT_THREADS, using_threads
-from training.config import parse_key_values, require_positive
-from training.league import (
+from liars_env.threads import using_threads
+from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
+from liars_train.config import load_settings, make_settings, require_positive
+from liars_train.league import (
     DEFAULT_GROUP_SHARES,
     League,
     Member,
@@ -59,6 +59,8 @@ from training.league import (
     member_from_spec,
     play_match,
 )
+from liars_train.policy_eval import bot_table, evaluate_policy
+from liars_train.reports import plot_learning_curve, progress_bar, tqdm_write, write_metrics
 
 
 @dataclass
@@ -190,68 +192,25 @@ class Args:
     progress: bool = True
     """Show a progress bar."""
 
+    RETIRED_SETTINGS: typing.ClassVar[dict[str, str]] = {
+        "opponent_mix": "the league replaced it: set self_play (share of games against the "
+        "current policy), league (bots and checkpoint:PATH) and pool_size/snapshot_every "
+        "(snapshots)"
+    }
 
-# ------------------------------------------------------------------------- config
-def load_args(config: str | None = None, sets: list[str] | None = None, cls: type = None) -> Any:
-    """Builds :class:`Args` from a YAML file and ``key=value`` overrides.
-
-    Every key and value is checked before any work starts: an unknown key, a value of
-    the wrong type or an unknown preset raises ``ValueError`` naming it.
-    """
-    import yaml
-
-    values: dict[str, Any] = {}
-    if config is not None:
-        path = Path(config)
-        if not path.is_file():
-            raise ValueError(f"config file {config} does not exist")
-        try:
-            loaded = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ValueError(f"config file {config} is not valid YAML: {exc}") from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"config file {config} must hold a mapping of settings")
-        values.update(loaded)
-    values.update(parse_key_values(sets or []))
-    return make_args(values, source=config or "--set", cls=cls)
+    def validate(self) -> None:
+        """Checks value ranges and names (see :func:`validate`); ``ValueError`` if bad."""
+        validate(self)
 
 
-def make_args(values: dict[str, Any], source: str = "settings", cls: type = None) -> Any:
-    """Checks ``values`` against the fields of :class:`Args` (or ``cls``) and builds it."""
-    cls = cls or Args
-    hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}
-    for key, value in values.items():
-        if key == "opponent_mix" and cls is Args:
-            raise ValueError(
-                f"{source}: opponent_mix was replaced by the league: set self_play (share of "
-                "games against the current policy), league (bots and checkpoint:PATH) and "
-                "pool_size/snapshot_every (snapshots)"
-            )
-        if key not in known:
-            raise ValueError(
-                f"{source}: unknown setting {key!r}; expected one of {', '.join(sorted(known))}"
-            )
-        expected = hints[key]
-        if expected is str and value is None:  # "--set key=" (an empty YAML value)
-            values[key] = value = ""
-        ok = isinstance(value, expected) and not (
-            expected in (int, float) and isinstance(value, bool)
-        )
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            values[key] = float(value)
-            ok = True
-        if not ok:
-            raise ValueError(
-                f"{source}: {key} must be {expected.__name__}, "
-                f"got {value!r} ({type(value).__name__})"
-            )
-    args = cls(**values)
-    if cls is Args:
-        validate(args)
-    return args
+def load_args(config: str | None = None, sets: list[str] | None = None) -> Args:
+    """:class:`Args` from a YAML file and ``key=value`` overrides, checked (``ValueError``)."""
+    return load_settings(Args, config, sets or ())
+
+
+def make_args(values: dict[str, Any], source: str = "settings") -> Args:
+    """:class:`Args` from a mapping of settings, checked (``ValueError`` naming ``source``)."""
+    return make_settings(Args, values, source)
 
 
 def validate(args: Args) -> None:
@@ -321,34 +280,6 @@ def validate(args: Args) -> None:
 def game_rules(args: Args) -> RuleSet:
     """The rule set a run trains on."""
     return RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
-
-
-# ------------------------------------------------------------------------- evaluation
-def evaluate_policy(
-    policy: PolicyNet,
-    rules: RuleSet,
-    opponent: str,
-    games: int,
-    seed: int,
-    device: str = "cpu",
-    threads: int | None = DEFAULT_THREADS,
-) -> dict[str, Any]:
-    """Win rate of ``policy`` in one seat against ``opponent`` in all others.
-
-    ``opponent`` is a bot preset or ``checkpoint:PATH``; see
-    :func:`training.league.play_match` (and :mod:`liars_env.threads` for ``threads``).
-    """
-    result = play_match(
-        Member("policy", "self"),
-        member_from_spec(opponent, rules, device),
-        rules,
-        games,
-        seed,
-        device,
-        policy=policy,
-        threads=threads,
-    )
-    return {"bot": opponent, **result}
 
 
 # ------------------------------------------------------------------------- training
@@ -528,7 +459,7 @@ class Trainer:
             torch.zeros(b, device=device),
             torch.zeros(b, dtype=torch.bool, device=device),
         )
-        bar = _progress_bar(args.progress, self.num_updates * self.batch_size, self.global_step)
+        bar = progress_bar(args.progress, self.num_updates * self.batch_size, self.global_step)
         start_time, start_step = time.perf_counter(), self.global_step
         latest_eval = ""
         while self.update < self.num_updates:
@@ -772,40 +703,19 @@ class Trainer:
 
     def plot_learning_curve(self) -> Path | None:
         """Writes ``learning_curve.png``: win rate vs the eval opponents over training."""
-        if not self.history:
-            return None
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6.4, 3.8))
-        for opponent in self.args.eval_opponents:
-            rows = [r for r in self.history if f"win_rate_vs_{opponent}" in r]
-            steps = [r["step"] for r in rows]
-            rate = [r[f"win_rate_vs_{opponent}"] for r in rows]
-            lo = [r[f"ci95_lo_vs_{opponent}"] for r in rows]
-            hi = [r[f"ci95_hi_vs_{opponent}"] for r in rows]
-            ax.plot(steps, rate, marker="o", label=f"vs {opponent}")
-            ax.fill_between(steps, lo, hi, alpha=0.2)
-        ax.axhline(1 / self.rules.num_players, color="grey", linestyle="--", label="parity")
-        ax.set_xlabel("learner decisions")
-        ax.set_ylabel("win rate (95% CI)")
-        ax.set_ylim(0, 1)
-        ax.set_title(f"{self.args.run_name}: {self.args.rules}, {self.rules.num_players} players")
-        ax.legend()
-        fig.tight_layout()
-        path = self.run_dir / "learning_curve.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return path
+        return plot_learning_curve(
+            self.history,
+            self.args.eval_opponents,
+            parity=1 / self.rules.num_players,
+            title=f"{self.args.run_name}: {self.args.rules}, {self.rules.num_players} players",
+            path=self.run_dir / "learning_curve.png",
+        )
 
     def final_evaluation(self) -> dict[str, Any]:
         """Plays the final table: the new policy (and a shipped one) vs each bot."""
         args = self.args
-        table: dict[str, Any] = {"rules": self.rules.to_dict(), "rows": []}
         if args.final_eval_games <= 0:
-            return table
+            return {"rules": self.rules.to_dict(), "rows": []}
         players = {"new policy": self.policy}
         if args.compare_checkpoint:
             try:
@@ -814,31 +724,22 @@ class Trainer:
                 )
             except CheckpointError as exc:
                 print(f"(not comparing with {args.compare_checkpoint}: {exc})")
-        for name, net in players.items():
-            for bot in BOT_PRESETS:
-                result = evaluate_policy(
-                    net,
-                    self.rules,
-                    bot,
-                    args.final_eval_games,
-                    seed=99,
-                    device=args.device,
-                    threads=self.threads,
-                )
-                table["rows"].append({"agent": name, **result})
+        table = bot_table(
+            players, self.rules, args.final_eval_games, device=args.device, threads=self.threads
+        )
         (self.run_dir / "final_eval.json").write_text(json.dumps(table, indent=2))
         return table
 
     # -------------------------------------------------------------- checkpoints
     def _checkpoint(self, name: str | None = None) -> Path:
-        args = self.args
+        """Saves the network and everything ``--resume`` needs (``best`` or ``step_N``)."""
         meta = build_meta(
             self.rules,
             self.shape,
             step=self.global_step,
             update=self.update,
-            seed=args.seed,
-            run_name=args.run_name,
+            seed=self.args.seed,
+            run_name=self.args.run_name,
             best_win_rate=self.best_win_rate,
             last_eval=self.history[-1] if self.history else None,
         )
@@ -856,29 +757,13 @@ class Trainer:
             "history": json.dumps(self.history),
             "episode_returns": torch.tensor(self.episode_returns[-1000:]),
         }
-        path = write_checkpoint(
-            self.ckpt_dir / (name or f"step_{self.global_step:010d}"), self.policy, meta, state
+        return save_run_checkpoint(
+            self.ckpt_dir, name, self.policy, meta, state, keep=self.args.keep_checkpoints
         )
-        if name is None:
-            steps = sorted(p for p in self.ckpt_dir.glob("step_*") if p.is_dir())
-            for old in steps[: -args.keep_checkpoints]:
-                shutil.rmtree(old, ignore_errors=True)
-        return path
 
     def _restore(self) -> None:
-        steps = sorted(p for p in self.ckpt_dir.glob("step_*") if p.is_dir())
-        if not steps:
-            raise CheckpointError(f"no checkpoint to resume in {self.ckpt_dir}")
-        path = steps[-1]
-        model, meta = load_policy(path, self.rules, device=self.device)
-        if meta["network"] != dataclasses.asdict(self.shape):
-            raise CheckpointError(f"{path}: network {meta['network']} differs from the config")
-        self.policy.load_state_dict(model.state_dict())
-        state = load_trainer_state(path)
-        if "league" not in state:
-            raise CheckpointError(
-                f"{path} was saved before league training and cannot be resumed by it"
-            )
+        """Continues from the newest ``step_N`` checkpoint (network, optimizer, league, RNGs)."""
+        path, state = load_run_checkpoint(self.ckpt_dir, self.policy, self.rules, self.device)
         self.optimizer.load_state_dict(state["optimizer"])
         self.update, self.global_step = int(state["update"]), int(state["global_step"])
         self.best_win_rate = float(state["best_win_rate"])
@@ -891,163 +776,3 @@ class Trainer:
         self.history = json.loads(state["history"])
         self.episode_returns = state["episode_returns"].tolist()
         print(f"resumed {path} at update {self.update}, step {self.global_step}")
-
-
-def write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Writes ``metrics.csv`` anew (temp file, then rename).
-
-    One row per evaluation; the columns are the union of all rows' keys, since league
-    members join over time.
-    """
-    columns: list[str] = []
-    for row in rows:
-        columns += [key for key in row if key not in columns]
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="") as handle:
-        out = csv.DictWriter(handle, fieldnames=columns)
-        out.writeheader()
-        out.writerows(rows)
-    os.replace(tmp, path)
-
-
-def tqdm_write(message: str) -> None:
-    """Prints a line without breaking a progress bar."""
-    from tqdm import tqdm
-
-    tqdm.write(message)
-
-
-def _progress_bar(enabled: bool, total: int, initial: int):
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        initial=initial,
-        unit="step",
-        unit_scale=True,
-        disable=not enabled,
-        dynamic_ncols=True,
-        desc="training",
-    )
-
-
-def print_final_table(table: dict[str, Any]) -> None:
-    """Prints the final evaluation table with rich."""
-    from rich.console import Console
-    from rich.table import Table
-
-    out = Table(
-        title="final evaluation: agent in one seat, the bot in all others", title_justify="left"
-    )
-    for column in ("agent", "opponents", "games", "win rate", "95% CI"):
-        out.add_column(column, no_wrap=True)
-    for row in table["rows"]:
-        out.add_row(
-            row["agent"],
-            row["bot"],
-            str(row["games"]),
-            f"{row['win_rate']:.3f}",
-            f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}]",
-        )
-    Console(width=120).print(out)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``liars-train`` argument parser."""
-    parser = argparse.ArgumentParser(prog="liars-train", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="YAML file of training settings (fields of Args)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one setting (repeatable)",
-    )
-    parser.add_argument(
-        "--resume",
-        metavar="RUN",
-        help="continue the run RUN (its saved config) from its last checkpoint",
-    )
-    parser.add_argument("--device", help="cpu or cuda (overrides the config)")
-    parser.add_argument(
-        "--threads",
-        type=int,
-        metavar="N",
-        help="torch threads for the engine, bots and rollouts (overrides torch_threads; "
-        "default 1: see liars_env.threads)",
-    )
-    parser.add_argument(
-        "--backend",
-        choices=["ours", "rllib"],
-        default="ours",
-        help="our batched PPO (default) or Ray RLlib (pip install -e '.[rllib]')",
-    )
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``liars-train``."""
-    args_ns = build_parser().parse_args(argv)
-    if args_ns.backend == "rllib":
-        return _main_rllib(args_ns)
-    try:
-        sets = list(args_ns.set)
-        if args_ns.device:
-            sets.append(f"device={args_ns.device}")
-        if args_ns.threads is not None:
-            sets.append(f"torch_threads={args_ns.threads}")
-        if args_ns.resume:
-            run = Path(args_ns.resume)
-            config_file = (
-                run / "config.json" if run.is_dir() else Path("runs") / run / "config.json"
-            )
-            if not config_file.is_file():
-                raise ValueError(
-                    f"--resume {args_ns.resume}: no run found (looked for {config_file})"
-                )
-            saved = json.loads(config_file.read_text())
-            saved.update(parse_key_values(sets))
-            args = make_args(saved, source=str(config_file))
-            trainer = Trainer(args, resume=True)
-        else:
-            args = load_args(args_ns.config, sets)
-            trainer = Trainer(args)
-    except (ValueError, CheckpointError) as exc:
-        print(f"liars-train: {exc}", file=sys.stderr)
-        return 2
-    table = trainer.train()
-    if table["rows"]:
-        print_final_table(table)
-    curve = trainer.run_dir / "learning_curve.png"
-    print(f"run folder: {trainer.run_dir} (TensorBoard: tensorboard --logdir {args.runs_dir})")
-    if curve.exists():
-        print(f"learning curve: {curve}")
-    return 0
-
-
-def _main_rllib(args_ns: argparse.Namespace) -> int:
-    """``liars-train --backend rllib``: see ``training/rllib_backend.py``."""
-    try:
-        from training import rllib_backend
-    except ImportError as exc:
-        print(
-            f"liars-train: the rllib backend needs Ray RLlib: pip install -e '.[rllib]' ({exc})",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        if args_ns.resume:
-            raise ValueError("--resume is not supported with --backend rllib")
-        args = load_args(args_ns.config, list(args_ns.set), cls=rllib_backend.RLlibArgs)
-        rllib_backend.validate(args)
-    except ValueError as exc:
-        print(f"liars-train: {exc}", file=sys.stderr)
-        return 2
-    out = rllib_backend.train(args)
-    print(f"RLlib checkpoint: {out['rllib_checkpoint']}")
-    print(f"exported policy: {out['exported']} (use checkpoint:{out['exported']} in liars-eval)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -46,7 +46,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv  # noqa: E402
 import liars_env  # noqa: E402
 from liars_env.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint  # noqa: E402
 from liars_env.rules import RuleSet  # noqa: E402
-from training.config import require_positive  # noqa: E402
+from liars_train.config import require_positive  # noqa: E402
 
 ENV_NAME = "liars_dice_v1"
 MAIN = "main"
@@ -98,6 +98,10 @@ class RLlibArgs:
     """Win rate of ``main`` over the last games that adds a frozen snapshot."""
     max_snapshots: int = 8
     """Frozen snapshots kept as opponents."""
+
+    def validate(self) -> None:
+        """Checks names and ranges (see :func:`validate`); ``ValueError`` if bad."""
+        validate(self)
 
 
 class RLlibLiarsDiceEnv(PettingZooEnv):

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from liars_env.rules import PRESETS, RuleSet
-from training.config import parse_key_values
+from liars_train.config import parse_key_values
 
 
 def build_rules(preset: str, players: int, items: Sequence[str]) -> RuleSet:
