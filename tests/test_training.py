@@ -107,6 +107,34 @@ def test_resume_continues_the_counters(tiny_run, tmp_path):
     assert len((run / "metrics.csv").read_text().splitlines()) == 5
 
 
+def test_init_checkpoint_starts_from_its_weights(tiny_run, tmp_path):
+    config = json.loads((tiny_run / "config.json").read_text())
+    best = tiny_run / "checkpoints" / "best"
+    config.update(runs_dir=str(tmp_path), run_name="fine", init_checkpoint=str(best))
+    trainer = ppo.Trainer(ppo.make_args(config))
+    reference, _ = load_policy(best, trainer.rules)
+    for name, tensor in reference.state_dict().items():
+        assert torch.equal(trainer.policy.state_dict()[name], tensor), name
+    assert trainer.global_step == 0 and trainer.update == 0  # counters start afresh
+    fresh = ppo.Trainer(ppo.make_args({**config, "init_checkpoint": ""}))
+    assert not torch.equal(
+        fresh.policy.state_dict()["torso.0.weight"], reference.state_dict()["torso.0.weight"]
+    )
+
+
+def test_init_checkpoint_errors(tiny_run, tmp_path):
+    config = json.loads((tiny_run / "config.json").read_text())
+    config.update(runs_dir=str(tmp_path), run_name="fine")
+    with pytest.raises(ValueError, match="is not a checkpoint folder"):
+        ppo.make_args({**config, "init_checkpoint": str(tmp_path / "missing")})
+    wider = {**config, "hidden_size": 48, "init_checkpoint": str(tiny_run / "checkpoints/best")}
+    with pytest.raises(ValueError, match="init_checkpoint .* differs from the config"):
+        ppo.Trainer(ppo.make_args(wider))
+    other_rules = {**wider, "hidden_size": 32, "num_players": 2}
+    with pytest.raises(CheckpointError):
+        ppo.Trainer(ppo.make_args(other_rules))
+
+
 def test_resume_cli_errors(tmp_path, capsys):
     assert train_cli.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no run found" in capsys.readouterr().err

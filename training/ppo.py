@@ -189,6 +189,11 @@ class Args:
     """Games per row of the final evaluation table (0: skip it)."""
     compare_checkpoint: str = ""
     """A shipped checkpoint to include in the final table (empty: none)."""
+    init_checkpoint: str = ""
+    """A checkpoint folder whose weights the learner starts from (fine-tuning a trained
+    model under new settings; empty: fresh weights). Its rules and network shape must
+    match this config; the league, optimizer and counters start afresh. ``--resume``
+    ignores it (the run's own checkpoint wins)."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -273,6 +278,11 @@ def validate(args: Args) -> None:
         raise ValueError(
             "nobody to play: self_play < 1 needs league members or snapshots (pool_size)"
         )
+    if args.init_checkpoint and not Path(args.init_checkpoint).is_dir():
+        raise ValueError(
+            f"init_checkpoint {args.init_checkpoint!r} is not a checkpoint folder "
+            "(expected a folder with model.safetensors and meta.json)"
+        )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
 
@@ -328,9 +338,15 @@ class Trainer:
             args.belief_features,
         )
         self.policy = PolicyNet(self.shape, self.rules).to(self.device)
+        source = "init network"
+        if init is None and args.init_checkpoint and not resume:
+            init, _ = load_policy(args.init_checkpoint, self.rules, device=self.device)
+            source = f"init_checkpoint {args.init_checkpoint}"
         if init is not None:
             if init.shape != self.shape:
-                raise ValueError(f"init network {init.shape} differs from the config {self.shape}")
+                raise ValueError(
+                    f"{source}: network {init.shape} differs from the config {self.shape}"
+                )
             self.policy.load_state_dict(init.state_dict())
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=args.learning_rate, eps=1e-5)
         self.np_rng = np.random.default_rng(args.seed)
