@@ -434,3 +434,26 @@ def test_training_gives_the_callers_thread_setting_back(tmp_path):
         assert seen == [1] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_bf16_update_learns_and_keeps_float32_weights(tmp_path):
+    """The bfloat16 update learns like the float32 one: imitating a teacher, the loss falls
+    by the same margin; weights and optimizer state stay float32."""
+    common = [*TINY, "total_steps=6144", "update_epochs=4", "eval_every=0", "final_eval_games=0"]
+    common += ["learning_rate=0.001", "anneal_lr=false", "hidden_size=64"]
+    common += ["teacher=probabilistic", "teacher_coef=5.0", "teacher_steps=4096"]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    drops = {}
+    for bf16 in (False, True):
+        name = f"bf16_{bf16}"
+        sets = [f"runs_dir={tmp_path}", f"run_name={name}", *common, f"bf16_update={bf16}"]
+        trainer = ppo.Trainer(ppo.load_args(None, sets))
+        trainer.train()
+        assert all(p.dtype == torch.float32 for p in trainer.policy.parameters())
+        loss = [
+            e.value
+            for e in EventAccumulator(str(tmp_path / name)).Reload().Scalars("train/teacher_loss")
+        ]
+        drops[bf16] = loss[0] - loss[-1]
+    assert drops[True] > 1.0 and drops[True] > 0.7 * drops[False], drops

@@ -115,6 +115,10 @@ class Args:
     """Value loss weight."""
     max_grad_norm: float = 0.5
     """Gradient clipping norm."""
+    bf16_update: bool = False
+    """Run the network's forward and backward passes of the PPO update in bfloat16
+    (``torch.autocast``; losses, optimizer and weights stay float32). About 2× faster on
+    CPUs with AMX or AVX512-BF16; see docs/training.md for its effect on learning."""
     hidden_size: int = 256
     """Width of the MLP layers."""
     hidden_layers: int = 2
@@ -583,7 +587,11 @@ class Trainer:
             for start in range(0, self.batch_size, minibatch):
                 idx = order[start : start + minibatch]
                 feats = b_feat[idx] if has_features else None
-                logits, value = self.policy(b_obs[idx], b_mask[idx], feats)
+                with torch.autocast(
+                    self.device.type, dtype=torch.bfloat16, enabled=args.bf16_update
+                ):
+                    logits, value = self.policy(b_obs[idx], b_mask[idx], feats)
+                logits, value = logits.float(), value.float()
                 logp_all = torch.log_softmax(logits, -1)
                 new_logp = logp_all.gather(1, b_act[idx, None]).squeeze(1)
                 log_ratio = new_logp - b_logp[idx]
