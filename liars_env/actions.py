@@ -19,10 +19,14 @@ from :func:`liars_env.rules.is_legal_bid`, never restated.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 
 from liars_env.rules import RuleSet, is_legal_bid
+
+# an int, a numpy array or a torch tensor of ints: the bulk codec methods take any
+_Ints = TypeVar("_Ints")
 
 _NUMBER_WORDS = [
     "zero",
@@ -98,10 +102,10 @@ class ActionCodec:
         self.exact: int | None = None if rules.exact_call == "none" else self.num_bids + 1
         """Id of the exact call, or ``None`` when the rules have none."""
         self.num_actions = self.num_bids + (1 if self.exact is None else 2)
-        ids = np.arange(self.num_bids)
-        self.bid_quantity = (ids // self.faces + 1).astype(np.int64)
+        quantity, face = self.decode_bids(np.arange(self.num_bids))
+        self.bid_quantity = quantity.astype(np.int64)
         """Quantity of each bid id (read-only array of length ``num_bids``)."""
-        self.bid_face = (ids % self.faces + 1).astype(np.int64)
+        self.bid_face = face.astype(np.int64)
         """Face of each bid id (read-only array of length ``num_bids``)."""
         self.bid_quantity.flags.writeable = False
         self.bid_face.flags.writeable = False
@@ -137,6 +141,29 @@ class ActionCodec:
             raise ValueError(f"action {action} is not a bid id (0–{self.num_bids - 1})")
         quantity, face = divmod(int(action), self.faces)
         return quantity + 1, face + 1
+
+    def decode_bids(self, ids: _Ints) -> tuple[_Ints, _Ints]:
+        """Quantities and faces of many bid ids at once, unchecked.
+
+        Works on anything with ``//``, ``%`` and ``+`` (numpy arrays, torch tensors on any
+        device, ints); ids outside ``0 … num_bids − 1`` give meaningless values.
+
+        Example:
+            >>> codec = ActionCodec(RuleSet.preset("perudo"))
+            >>> quantity, face = codec.decode_bids(np.array([0, 19, 89]))
+            >>> quantity.tolist(), face.tolist()
+            ([1, 4, 15], [1, 2, 6])
+        """
+        return ids // self.faces + 1, ids % self.faces + 1
+
+    def encode_bids(self, quantity: _Ints, face: _Ints) -> _Ints:
+        """Ids of many bids ``(quantity, face)`` at once, unchecked (see :meth:`decode_bids`).
+
+        Example:
+            >>> ActionCodec(RuleSet.preset("perudo")).encode_bids(np.array([1, 4]), 2).tolist()
+            [1, 19]
+        """
+        return (quantity - 1) * self.faces + (face - 1)
 
     def is_bid(self, action: int) -> bool:
         """Whether ``action`` is a bid id."""

@@ -5,10 +5,11 @@ RULES.md except ``hand="individual"``), on the CPU or, unchanged, on a CUDA devi
 step takes one action per game, for that game's acting player; finished games reset
 themselves and say so in ``dones``.
 
-Where a rule can be tabulated it is not restated here: the legal-raise tables come from
-:class:`~liars_env.actions.ActionCodec` (built from :func:`liars_env.rules.is_legal_bid`).
-What must be re-expressed in array form (counting, settling calls, openers, palifico) is
-checked step by step against :class:`~liars_env.engine.LiarsDiceGame` in the tests.
+No rule is restated here: the legal-raise tables and the bid id arithmetic come from
+:class:`~liars_env.actions.ActionCodec` (built from :func:`liars_env.rules.is_legal_bid`),
+and counting, settling calls, openers, palifico rounds and the bid cap from the array
+kernels of :mod:`liars_env.array_rules`. The whole engine is also checked step by step
+against :class:`~liars_env.engine.LiarsDiceGame` in the tests.
 
 Example:
     >>> import torch
@@ -28,6 +29,15 @@ from typing import Any
 
 import torch
 
+from liars_env.array_rules import (
+    bid_caps,
+    count_matches,
+    face_counts,
+    first_holding,
+    palifico_starts,
+    round_wild,
+    settle_call,
+)
 from liars_env.engine import get_codec
 from liars_env.errors import IllegalActionError
 from liars_env.observation import ObservationLayout
@@ -108,11 +118,16 @@ class BatchedEnv:
         # _cap_table[c]: the bids whose quantity is at most c
         self._cap_table = quantity[None, :] <= torch.arange(r.max_quantity + 1, device=dev)[:, None]
         self._seats = torch.arange(self.num_players, device=dev)
-        self._faces = torch.arange(1, r.faces + 1, device=dev)
         self._die_slots = torch.arange(r.dice_per_player, device=dev)
         self._rows = torch.arange(num_envs, device=dev)
+        p = self.num_players
         # _rotation[o, k] = (o + k) % P: the seat k places clockwise from observer o
-        self._rotation = (self._seats[:, None] + self._seats[None, :]) % self.num_players
+        self._rotation = (self._seats[:, None] + self._seats[None, :]) % p
+        # _relative[s, o] = (s − o) % P: seat s relative to observer o; and as one-hot rows
+        self._relative = (self._seats[:, None] - self._seats[None, :]) % p
+        self._relative_one_hot = self._relative[:, :, None] == self._seats  # (P, P, P)
+        # _obs_base[g, o]: where observer o's vector of game g starts in the flat _obs
+        self._obs_base = (self._rows[:, None] * p + self._seats) * self.layout.size
         self._off = {name: sl.start for name, sl in self.layout.slices.items()}
         self._scaled = self.layout.slices["dice_left"].stop  # own_dice and dice_left: ÷ D
         if self._off["current_bid"] != self.rules.faces + 2 * self.num_players + 1:
@@ -142,94 +157,137 @@ class BatchedEnv:
     def current_bid(self) -> torch.Tensor:
         """``(B, 2)`` quantity and face of each game's latest bid, 0 when none."""
         has = self.bid_id >= 0
-        faces = self.rules.faces
-        quantity = torch.where(has, self.bid_id // faces + 1, 0)
-        face = torch.where(has, self.bid_id % faces + 1, 0)
-        return torch.stack([quantity, face], dim=1)
+        quantity, face = self.codec.decode_bids(self.bid_id)
+        return torch.stack([torch.where(has, quantity, 0), torch.where(has, face, 0)], dim=1)
 
     def reset(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Starts a new game in every slot; returns ``(obs, mask)`` of the players to act."""
         with using_threads(self.threads):
-            self._new_games(self._rows)
+            self._advance(game_rows=self._rows)
             return self.observe(), self.legal_mask()
 
-    def _new_games(self, rows: torch.Tensor) -> None:
-        """Starts new games in the slots ``rows`` (a 1-D index tensor)."""
-        if rows.numel() == 0:
-            return
-        self.dice_left[rows] = self.rules.dice_per_player
-        self.had_palifico[rows] = False
-        first = torch.randint(
-            0, self.num_players, (len(rows),), device=self.device, generator=self.generator
-        )
-        self._new_rounds(rows, first)
+    def _advance(
+        self,
+        bid_rows: torch.Tensor | None = None,
+        bids: torch.Tensor | None = None,
+        round_rows: torch.Tensor | None = None,
+        round_opener: torch.Tensor | None = None,
+        game_rows: torch.Tensor | None = None,
+        prev_bid: torch.Tensor | None = None,
+    ) -> None:
+        """Writes one step's changes to the state and to every seat's observation.
 
-    def _new_rounds(self, rows: torch.Tensor, opener: torch.Tensor) -> None:
-        """Rerolls and clears the bids of the games ``rows``; ``opener`` (one each) opens."""
-        if rows.numel() == 0:
+        The groups of games are disjoint; each may be ``None`` (or empty).
+
+        Args:
+            bid_rows: Games where the acting player bid ``bids`` (one each); ``bid_id``
+                and ``last_bidder`` already hold the new bid and its bidder.
+            bids: The bid ids.
+            round_rows: Games whose round ended without ending the game: they reroll,
+                and ``round_opener`` (one each) opens the next round.
+            round_opener: The next round's openers.
+            game_rows: Games that start anew (a random first opener).
+            prev_bid: ``(B,)`` the games' bid ids before the step (default: ``bid_id``).
+
+        The rolls are drawn in a fixed order (the rounds' dice, the new games' openers,
+        their dice), so that a seed always plays the same games. All observation cells
+        to clear are cleared by one ``index_fill_`` and all bid cells set by another.
+        """
+        r, p, dev, gen = self.rules, self.num_players, self.device, self.generator
+        prev_bid = self.bid_id if prev_bid is None else prev_bid
+        roll = (1, r.faces + 1)
+        starts, openers, rolled = [], [], []
+        if round_rows is not None and round_rows.numel():
+            starts.append(round_rows)
+            openers.append(round_opener)
+            rolled.append(
+                torch.randint(
+                    *roll, (len(round_rows), p, r.dice_per_player), device=dev, generator=gen
+                )
+            )
+        if game_rows is not None and game_rows.numel():
+            n = len(game_rows)
+            openers.append(torch.randint(0, p, (n,), device=dev, generator=gen))
+            rolled.append(
+                torch.randint(*roll, (n, p, r.dice_per_player), device=dev, generator=gen)
+            )
+            starts.append(game_rows)
+            self.dice_left[game_rows] = r.dice_per_player
+            if r.palifico:
+                self.had_palifico[game_rows] = False
+        if bid_rows is not None and not bid_rows.numel():
+            bid_rows = None
+        rows = _cat(starts) if starts else None  # the games that start a round
+        touched = [g for g in (bid_rows, rows) if g is not None]
+        if not touched:
             return
-        r, p = self.rules, self.num_players
+
+        # --- observation cells to clear: the current bid and bidder of every game that
+        # bid or starts a round, and the history entries of the rounds that end
+        seats, off = self._seats, self._off
+        touched = _cat(touched)
+        base = self._obs_base[touched]  # (n, P): where each observer's vector starts
+        last = prev_bid[touched].clamp_min(0)  # cell 0 of current_bid is harmless to clear
+        clear = [
+            (base + (off["current_bid"] + last)[:, None]).reshape(-1),
+            (base[:, :, None] + (off["current_bidder"] + seats)).reshape(-1),
+        ]
+        if rows is not None:
+            bidder_of_bid = self.bidder_of_bid[rows]  # (n, nb)
+            hit_row, hit_bid = (bidder_of_bid >= 0).nonzero(as_tuple=True)
+            if hit_row.numel():
+                bidder = bidder_of_bid[hit_row, hit_bid].long()
+                hit_base = base[len(touched) - len(rows) :][hit_row]  # (hits, P)
+                cell = off["bid_history"] + hit_bid[:, None] * p + self._relative[bidder]
+                clear.append((hit_base + cell).reshape(-1))
+        flat = self._obs.view(-1)
+        flat.index_fill_(0, torch.cat(clear), 0)
+
+        # --- the bids: state, and the current bid, bidder and history of every observer
+        if bid_rows is not None:
+            bidders = self.last_bidder[bid_rows]
+            self.bidder_of_bid[bid_rows, bids] = bidders.to(torch.int8)
+            base = base[: len(bid_rows)]
+            rel = self._relative[bidders]  # (n, P): the bidder relative to each observer
+            set_cells = torch.cat(
+                [
+                    base + off["current_bid"] + bids[:, None],
+                    base + off["current_bidder"] + rel,
+                    base + off["bid_history"] + bids[:, None] * p + rel,
+                ],
+                dim=1,
+            )
+            flat.index_fill_(0, set_cells.reshape(-1), 1)
+        if rows is None:
+            return
+
+        # --- the new rounds: dice, opener, palifico, and the observations' round fields
+        opener, rolled = _cat(openers), _cat(rolled)
         dice_left = self.dice_left[rows]
-        rolled = torch.randint(
-            1,
-            r.faces + 1,
-            (len(rows), p, r.dice_per_player),
-            device=self.device,
-            generator=self.generator,
-        )
-        self.dice[rows] = torch.where(self._die_slots < dice_left[:, :, None], rolled, 0)
+        dice = torch.where(self._die_slots < dice_left[:, :, None], rolled, 0)
+        self.dice[rows] = dice
         self.opener[rows] = opener
         self.current_player[rows] = opener
-        self._clear_round_bids(rows)
         self.bid_id[rows] = -1
         self.bidder_of_bid[rows] = -1
         if r.palifico:
-            opener_dice = dice_left.gather(1, opener[:, None]).squeeze(1)
-            opener_had = self.had_palifico[rows].gather(1, opener[:, None]).squeeze(1)
-            pal = (opener_dice == 1) & ~opener_had
-            self.palifico[rows] = pal
-            self.had_palifico[rows] |= pal[:, None] & (self._seats == opener[:, None])
-        self._write_round_start(rows)
-
-    def _clear_round_bids(self, rows: torch.Tensor) -> None:
-        """Zeroes the bid fields of every seat's observation of the games ``rows``.
-
-        Only the cells that this round's bids set are touched: the history entries (one
-        per bid and observer), the current bid and the current bidder.
-        """
-        p, off, size = self.num_players, self._off, self.observation_size
-        flat = self._obs.view(-1)
-        bidder_of_bid = self.bidder_of_bid[rows]  # (n, nb)
-        hit_row, hit_bid = (bidder_of_bid >= 0).nonzero(as_tuple=True)
-        if hit_row.numel() == 0:
-            return
-        bidder = bidder_of_bid[hit_row, hit_bid].long()
-        base = (rows[hit_row, None] * p + self._seats) * size  # (hits, P)
-        cells = [
-            base + off["bid_history"] + hit_bid[:, None] * p + (bidder[:, None] - self._seats) % p
-        ]
-        base = (rows[:, None] * p + self._seats) * size  # (n, P)
-        last = self.bid_id[rows].clamp_min(0)
-        cells.append(base + off["current_bid"] + last[:, None])
-        cells.append(
-            (base[:, :, None] + off["current_bidder"] + self._seats).reshape(len(rows), -1)
+            palifico = palifico_starts(r, dice_left, self.had_palifico[rows], opener)
+            self.palifico[rows] = palifico
+            self.had_palifico[rows] |= palifico[:, None] & (seats == opener[:, None])
+        else:
+            palifico = self.palifico[rows]
+        counts = face_counts(dice, r.faces)  # (n, P, F)
+        seen_left = dice_left[:, self._rotation]  # (n, P, P)
+        head = torch.cat(
+            [
+                counts,
+                seen_left,
+                self._relative_one_hot[opener],  # (n, P, P): the opener, relative
+                palifico[:, None, None].expand(-1, p, 1),
+            ],
+            dim=2,
         )
-        flat.index_fill_(0, torch.cat([c.reshape(-1) for c in cells]), 0)
-
-    def _write_round_start(self, rows: torch.Tensor) -> None:
-        """Rewrites the per-round fields of every seat's observation of the games ``rows``.
-
-        The bid fields must have been cleared (see :meth:`_clear_round_bids`).
-        """
-        p, off = self.num_players, self._off
-        dice = self.dice[rows]  # (n, P, D)
-        counts = (dice[:, :, :, None] == self._faces).sum(2)  # (n, P, F)
-        dice_left = self.dice_left[rows][:, self._rotation]  # (n, P, P)
-        rel_opener = (self.opener[rows][:, None] - self._seats) % p  # (n, P)
-        opener = rel_opener[:, :, None] == self._seats
-        palifico = self.palifico[rows][:, None, None].expand(-1, p, 1)
-        head = torch.cat([counts, dice_left, opener, palifico], dim=2).to(torch.uint8)
-        self._obs[rows, :, : off["current_bid"]] = head
+        self._obs[rows, :, : off["current_bid"]] = head.to(torch.uint8)
 
     # ------------------------------------------------------------------ views
     def legal_mask(self) -> torch.Tensor:
@@ -240,7 +298,8 @@ class BatchedEnv:
             pal = self._palifico_table.index_select(0, row)
             bids = torch.where(self.palifico[:, None], pal, bids)
         if self.rules.bid_cap:
-            bids &= self._cap_table.index_select(0, self.dice_left.sum(1))
+            cap = bid_caps(self.rules, self.dice_left, self.current_player)
+            bids &= self._cap_table.index_select(0, cap)
         calls = (self.bid_id >= 0)[:, None].expand(-1, self.num_actions - self.codec.num_bids)
         return torch.cat([bids, calls], dim=1)
 
@@ -253,44 +312,6 @@ class BatchedEnv:
         return obs
 
     # ------------------------------------------------------------------ step
-    def _next_active(self, seat: torch.Tensor) -> torch.Tensor:
-        """The next seat clockwise from ``seat`` (B,) that holds dice."""
-        p = self.num_players
-        candidates = (seat[:, None] + 1 + self._seats) % p
-        active = self.dice_left.gather(1, candidates) > 0
-        first = active.to(torch.int8).argmax(1)
-        return candidates.gather(1, first[:, None]).squeeze(1)
-
-    def _write_bids(self, rows: torch.Tensor, bids: torch.Tensor, bidders: torch.Tensor) -> None:
-        """Records bids ``bids`` by seats ``bidders`` in games ``rows`` (state and obs)."""
-        if rows.numel() == 0:
-            return
-        p, off, size = self.num_players, self._off, self.observation_size
-        self.bidder_of_bid[rows, bids] = bidders.to(torch.int8)
-        flat = self._obs.view(-1)
-        n = len(rows)
-        # base[i, o]: start of observer o's vector in game rows[i]
-        base = (rows[:, None] * p + self._seats) * size
-        prev = self.bid_id[rows].clamp_min(0)  # cell 0 of current_bid is harmless to clear
-        cleared = torch.cat(
-            [
-                (base + off["current_bid"] + prev[:, None]).reshape(n, -1),
-                (base[:, :, None] + off["current_bidder"] + self._seats).reshape(n, -1),
-            ],
-            dim=1,
-        )
-        flat.index_fill_(0, cleared.reshape(-1), 0)
-        rel = (bidders[:, None] - self._seats) % p  # (n, P): bidder relative to observer
-        set_cells = torch.cat(
-            [
-                base + off["current_bid"] + bids[:, None],
-                base + off["current_bidder"] + rel,
-                base + off["bid_history"] + bids[:, None] * p + rel,
-            ],
-            dim=1,
-        )
-        flat.index_fill_(0, set_cells.reshape(-1), 1)
-
     def reset_games(self, rows: torch.Tensor) -> None:
         """Abandons the games ``rows`` (a bool mask or index tensor) and starts new ones.
 
@@ -300,7 +321,7 @@ class BatchedEnv:
         if rows.dtype == torch.bool:
             rows = rows.nonzero().squeeze(1)
         with using_threads(self.threads):
-            self._new_games(rows.to(self.device))
+            self._advance(game_rows=rows.to(self.device))
 
     def step(
         self, actions: torch.Tensor, active: torch.Tensor | None = None
@@ -357,57 +378,58 @@ class BatchedEnv:
             is_bid &= active
             is_call &= active
 
-        # --- bids: record and pass the turn
-        bid_rows = is_bid.nonzero().squeeze(1)
-        self._write_bids(bid_rows, actions[bid_rows], cur[bid_rows])
+        # --- bids: the turn passes on (written to the observations by _advance)
         bidder = self.last_bidder
         prev_bid = self.bid_id
         self.bid_id = torch.where(is_bid, actions, self.bid_id)
         self.last_bidder = torch.where(is_bid, cur, self.last_bidder)
-        next_player = self._next_active(cur)
 
-        # --- calls: count the dice of the called bid
-        quantity = prev_bid // r.faces + 1
-        face = prev_bid % r.faces + 1
-        dice = self.dice
-        matches = dice == face[:, None, None]
-        if r.ones_wild:
-            wild = (~self.palifico & (face != 1))[:, None, None]
-            matches |= wild & (dice == 1)
-        count = matches.sum((1, 2))
-        seat_is = self._seats == cur[:, None]  # (B, P): the caller
-        bidder_is = self._seats == bidder[:, None]
-        holding = self.dice_left > 0  # seats in this round
-        is_exact = torch.zeros_like(is_call) if codec.exact is None else actions == codec.exact
-        is_challenge = is_call & ~is_exact
-        challenge_true = count >= quantity
-        lost = is_challenge[:, None] & torch.where(challenge_true[:, None], seat_is, bidder_is)
-        gained = torch.zeros_like(lost)
-        if codec.exact is not None:
-            exact_right = count == quantity
-            wrong = is_exact & ~exact_right
-            lost |= wrong[:, None] & seat_is
-            right = is_exact & exact_right
-            if r.exact_call == "spot_on":
-                lost |= right[:, None] & holding & ~seat_is
-            else:
-                gained = right[:, None] & seat_is & (self.dice_left < r.dice_per_player)
-        self.dice_left = self.dice_left - lost.long() + gained.long()
+        # --- calls: count the dice of the called bid, settle it
+        quantity, face = codec.decode_bids(prev_bid)
+        wild = round_wild(r, self.palifico) if r.ones_wild else None
+        count = count_matches(self.dice, face, wild)
+        if codec.exact is None:
+            is_challenge, is_exact = is_call, None
+        else:
+            is_exact = is_call & (actions == codec.exact)
+            is_challenge = is_call & ~is_exact
+        settled = settle_call(
+            r,
+            count,
+            quantity,
+            caller=cur,
+            bidder=bidder,
+            dice_left=self.dice_left,
+            challenge=is_challenge,
+            exact=is_exact,
+        )
+        lost, gained = settled.lost, settled.gained
+        # bool tensors do not subtract; their uint8 views (free) do
+        self.dice_left = self.dice_left - lost.view(torch.uint8)
+        if is_exact is not None and r.exact_call == "calza":
+            self.dice_left = self.dice_left + gained.view(torch.uint8)
         eliminated = lost & (self.dice_left == 0)
         alive = self.dice_left > 0
         over = is_call & (alive.sum(1) == 1)
-        rewards = eliminated.float() * self._penalty
-        rewards = rewards + (over[:, None] & alive).float()
-        winner = torch.where(over, alive.to(torch.int8).argmax(1), -1)
+        winners = over[:, None] & alive
+        rewards = torch.where(eliminated, self._penalty, winners.to(torch.float32))
+        winner = torch.where(over, winners.to(torch.int8).argmax(1), -1)
 
-        # --- next player or next round
-        anchor = torch.where(is_challenge, torch.where(challenge_true, cur, bidder), cur)
-        anchor_alive = alive.gather(1, anchor[:, None]).squeeze(1)
-        opener = torch.where(anchor_alive, anchor, self._next_active(anchor))
+        # --- the next bidder (games that bid) and the next opener (games that called),
+        # from the dice left after the call (a bid changes no dice): one pass for both
+        seats = first_holding(self.dice_left, torch.stack([cur + 1, settled.anchor], dim=1))
+        next_player, opener = seats.unbind(1)
         self.current_player = torch.where(is_bid, next_player, self.current_player)
         round_rows = (is_call & ~over).nonzero().squeeze(1)
-        self._new_rounds(round_rows, opener[round_rows])
-        self._new_games(over.nonzero().squeeze(1))
+        bid_rows = is_bid.nonzero().squeeze(1)
+        self._advance(
+            bid_rows=bid_rows,
+            bids=actions[bid_rows],
+            round_rows=round_rows,
+            round_opener=opener[round_rows],
+            game_rows=over.nonzero().squeeze(1),
+            prev_bid=prev_bid,
+        )
         info = {
             "called": is_call,
             "count": torch.where(is_call, count, 0),
@@ -417,3 +439,8 @@ class BatchedEnv:
             "winner": winner,
         }
         return self.observe(), self.legal_mask(), rewards, over, info
+
+
+def _cat(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """``torch.cat`` that skips the copy for a single tensor."""
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)

@@ -40,7 +40,14 @@ from math import lgamma, log
 import torch
 from torch import nn
 
-from liars_env.agents.probability import binomial_pmf, binomial_tail
+from liars_env.agents.probability import binomial_pmf
+from liars_env.array_rules import (
+    known_matches,
+    round_wild,
+    tail_table,
+    tails_per_bid,
+    wild_faces,
+)
 from liars_env.observation import ObservationLayout
 from liars_env.rules import RuleSet
 
@@ -55,25 +62,6 @@ DEFAULT_EVIDENCE = 0.5
 
 DEFAULT_FOLLOW_EVIDENCE = 0.0
 """Default ``λ`` for a bid that keeps the face of the bid it raised."""
-
-
-def tail_table(rules: RuleSet, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """``T[c, u, m] = P(Binomial(u, p_c) >= m)``, ``p_0 = 1/F``, ``p_1 = 2/F``.
-
-    Shape ``(2, Q + 1, Q + 2)`` with ``Q`` the largest quantity; ``m`` beyond ``u`` reads 0.
-
-    Example:
-        >>> t = tail_table(RuleSet.preset("perudo", num_players=2, dice_per_player=1))
-        >>> [round(x, 4) for x in t[0, 2, :].tolist()]  # two unseen dice, p = 1/6
-        [1.0, 0.3056, 0.0278, 0.0]
-    """
-    q = rules.max_quantity
-    tails = torch.zeros((2, q + 1, q + 2), dtype=torch.float64)
-    for c, p in enumerate((1 / rules.faces, 2 / rules.faces)):
-        for u in range(q + 1):
-            tail = torch.tensor(binomial_tail(u, p), dtype=torch.float64)
-            tails[c, u, : len(tail)] = tail
-    return tails.to(dtype)
 
 
 def count_tails(known: torch.Tensor, matches: torch.Tensor, length: int) -> torch.Tensor:
@@ -124,9 +112,7 @@ def parse_observation(
     d = rules.dice_per_player
     own = (obs[:, sl["own_dice"]] * d).round().long()
     dice = (obs[:, sl["dice_left"]] * d).round().long()
-    wild = obs[:, sl["palifico"]].squeeze(1) < 0.5
-    if not rules.ones_wild:
-        wild = torch.zeros_like(wild)
+    wild = round_wild(rules, obs[:, sl["palifico"]].squeeze(1) >= 0.5)
     history = obs[:, sl["bid_history"]].view(obs.shape[0], -1, rules.num_players) > 0.5
     return own, dice, wild, history
 
@@ -166,8 +152,7 @@ def tilted_match_distributions(
         for n in range(d + 1):
             pmf[c, n, : n + 1] = torch.from_numpy(binomial_pmf(n, p).copy())
     pmf = pmf.to(dev)
-    wild_face = wild[:, None] & (torch.arange(1, faces + 1, device=dev) != 1)  # (B, F)
-    prior = pmf[wild_face.long()[:, None, :], dice[:, :, None]]  # (B, S, F, D + 1)
+    prior = pmf[wild_faces(wild, faces).long()[:, None, :], dice[:, :, None]]  # (B, S, F, D + 1)
     weight = evidence * same.double() - counter_evidence * other.double()
     k = torch.arange(d + 1, device=dev, dtype=torch.float64)
     logw = weight[..., None] * k
@@ -238,9 +223,12 @@ class BeliefModel(nn.Module):
                 lgamma(held + 1) - sum(lgamma(int(c) + 1) for c in counts[h, 1:]) - held * log(f)
             )
         # matches[w, i, h]: dice of hand h counting toward face i+1 (w: ones wild)
-        matches = counts[None, :, 1:].repeat(2, 1, 1).transpose(1, 2).clone()
-        if rules.ones_wild:
-            matches[1, 1:] += counts[:, 1]
+        matches = torch.stack(
+            [
+                known_matches(counts[:, 1:], wild_faces(torch.full((len(hands),), w), f)).T
+                for w in (False, rules.ones_wild)
+            ]
+        )
         # one_hot[w]: (H, F·(D+1)), 1 where hand h has k matches of face i
         one_hot = torch.zeros((2, len(hands), f * (d + 1)), dtype=torch.float64)
         for w in range(2):
@@ -262,12 +250,13 @@ class BeliefModel(nn.Module):
         need = (torch.as_tensor(codec.bid_quantity.copy())[:, None] - torch.arange(d + 1)).clamp(
             0, self.length
         )  # (num_bids, D + 1)
-        not_one = torch.as_tensor(codec.bid_face.copy()) != 1
+        bid_face = torch.as_tensor(codec.bid_face.copy())
         log_likelihood = torch.zeros(
             (2, 2, self.length, codec.num_bids, d + 1), dtype=torch.float64
         )
         for w in range(2):
-            wild_bid = (not_one & bool(w and rules.ones_wild)).long()[:, None]
+            wild = torch.tensor([bool(w and rules.ones_wild)])
+            wild_bid = wild_faces(wild, f)[0, bid_face - 1].long()[:, None]
             for follow, lam in enumerate((evidence, follow_evidence)):
                 for u in range(self.length):
                     holds = tails[wild_bid, u, need]
@@ -293,7 +282,6 @@ class BeliefModel(nn.Module):
         self.register_buffer(
             "bid_quantity", torch.as_tensor(codec.bid_quantity.copy()), persistent=False
         )
-        self.register_buffer("not_one", torch.arange(1, f + 1) != 1, persistent=False)
 
     def _posterior_matches(
         self, n: int, evidence: torch.Tensor, wild: torch.Tensor
@@ -374,14 +362,14 @@ class BeliefModel(nn.Module):
                     )
             dist = dist.index_copy(0, pairs, post_dist)
         dist = dist.view(b, s, f, d + 1)
-        known = own + (wild[:, None] & self.not_one) * own[:, :1]
+        known = known_matches(own, wild_faces(wild, f))
         tails = count_tails(known, dist, self.length)
         k = torch.arange(d + 1, device=obs.device, dtype=dist.dtype)
-        holds = tails[:, self.bid_face, self.bid_quantity]
+        holds, after = tails_per_bid(tails, self.bid_face + 1, self.bid_quantity)
         return BeliefOutput(
             tails=tails,
             holds=holds,
-            exact=holds - tails[:, self.bid_face, self.bid_quantity + 1],
+            exact=holds - after,
             mean_matches=(dist * k).sum(-1) / d,
         )
 

@@ -30,6 +30,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from liars_env.array_rules import known_matches, own_bid_tails, round_wild, tail_table, wild_faces
 from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
 from liars_env.rules import RuleSet
 
@@ -61,35 +62,29 @@ class BidProbabilityFeatures(nn.Module):
     """For every bid id, the chance that it holds given only the observer's own dice.
 
     Computed from the observation alone (own dice, dice left, palifico flag, current
-    bid), with the same binomial tails as the probabilistic bot; appended to the
-    network's input as an inductive bias. Output: ``(B, num_bids + 2)``: one probability
-    per bid id, then that of the current bid holding and of it being exact (0 before the
-    opening bid). Meant for common hands (a bid about all active dice).
+    bid), with the same binomial tails as the probabilistic bot (the same kernels of
+    :mod:`liars_env.array_rules`); appended to the network's input as an inductive
+    bias. Output: ``(B, num_bids + 2)``: one probability per bid id, then that of the
+    current bid holding and of it being exact (0 before the opening bid). Meant for
+    common hands (a bid about all active dice).
     """
 
     def __init__(self, rules: RuleSet) -> None:
         super().__init__()
         from liars_env.actions import ActionCodec
-        from liars_env.agents.probability import binomial_tail
 
         layout = ObservationLayout(rules)
         codec = ActionCodec(rules)
+        self.rules = rules
         self.slices = layout.slices
         self.dice_per_player = rules.dice_per_player
         self.ones_wild = rules.ones_wild
-        q = rules.max_quantity
-        self.top = q + 1
-        tails = torch.zeros((2, q + 1, q + 2))
-        for c, p in enumerate((1 / rules.faces, 2 / rules.faces)):
-            for u in range(q + 1):
-                tail = torch.tensor(binomial_tail(u, p), dtype=torch.float32)
-                tails[c, u, : len(tail)] = tail
-        self.register_buffer("tails", tails, persistent=False)
+        self.top = rules.max_quantity + 1
+        self.register_buffer("tails", tail_table(rules, torch.float32), persistent=False)
         self.register_buffer("bid_face", torch.as_tensor(codec.bid_face.copy()), persistent=False)
         self.register_buffer(
             "bid_quantity", torch.as_tensor(codec.bid_quantity.copy()), persistent=False
         )
-        self.register_buffer("not_one", torch.arange(1, rules.faces + 1) != 1, persistent=False)
         self.size = codec.num_bids + 2
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
@@ -98,14 +93,12 @@ class BidProbabilityFeatures(nn.Module):
         own = (obs[:, sl["own_dice"]] * d).round().long()  # (B, F)
         total = (obs[:, sl["dice_left"]].sum(1) * d).round().long()
         unseen = (total - own.sum(1)).clamp_min(0)
-        wild = (obs[:, sl["palifico"]].squeeze(1) < 0.5) & self.ones_wild
-        wild_face = wild[:, None] & self.not_one  # (B, F)
-        known = own + wild_face * own[:, :1]
-        face = self.bid_face - 1
-        known_b, choice_b = known[:, face], wild_face[:, face].long()
-        unseen_b = unseen[:, None].expand_as(known_b)
-        holds = self.tails[choice_b, unseen_b, (self.bid_quantity - known_b).clamp(0, self.top)]
-        after = self.tails[choice_b, unseen_b, (self.bid_quantity + 1 - known_b).clamp(0, self.top)]
+        palifico = obs[:, sl["palifico"]].squeeze(1) >= 0.5
+        wild = wild_faces(round_wild(self.rules, palifico), self.rules.faces)  # (B, F)
+        known = known_matches(own, wild)
+        holds, after = own_bid_tails(
+            self.tails, known, wild, unseen, self.bid_face, self.bid_quantity
+        )
         current = obs[:, sl["current_bid"]]
         p_true = (holds * current).sum(1, keepdim=True)
         p_exact = ((holds - after) * current).sum(1, keepdim=True)

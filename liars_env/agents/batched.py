@@ -19,12 +19,20 @@ from __future__ import annotations
 import torch
 
 from liars_env.agents.probabilistic import BOT_PRESETS, TIE, ProbabilisticParams
+from liars_env.array_rules import (
+    face_counts,
+    known_matches,
+    own_bid_tails,
+    round_wild,
+    tail_table,
+    tails_per_bid,
+    wild_faces,
+)
 from liars_env.batched import BatchedEnv, sample_legal
 from liars_env.belief import (
     BeliefModel,
     count_tails,
     parse_observation,
-    tail_table,
     tilted_match_distributions,
 )
 from liars_env.threads import using_threads
@@ -85,7 +93,6 @@ class BatchedProbabilisticBot:
         self._tails = tail_table(rules).to(dev)
         self._bid_face = torch.as_tensor(env.codec.bid_face.copy(), device=dev)
         self._bid_quantity = torch.as_tensor(env.codec.bid_quantity.copy(), device=dev)
-        self._face_ids = torch.arange(1, rules.faces + 1, device=dev)
         self.generator = torch.Generator(device=dev)
         self.generator.manual_seed(seed)
 
@@ -98,27 +105,12 @@ class BatchedProbabilisticBot:
         From the acting player's own dice alone: its matches plus Binomial(unseen, p).
         """
         env, rules = self.env, self.env.rules
-        n, nb = len(rows), env.codec.num_bids
         cur = env.current_player[rows]
-        own = env.dice[rows, cur]  # (n, D)
-        held = (own[:, :, None] == self._face_ids).sum(1)  # (n, F): faces 1..F
+        held = face_counts(env.dice[rows, cur], rules.faces)  # (n, F)
         unseen = env.dice_left[rows].sum(1) - env.dice_left[rows, cur]
-        wild = torch.zeros(n, dtype=torch.bool, device=env.device)
-        if rules.ones_wild:
-            wild = ~env.palifico[rows]
-        wild_face = wild[:, None] & (self._face_ids != 1)  # (n, F)
-        known = held + wild_face * held[:, :1]
-        face_idx = self._bid_face - 1
-        known_b = known[:, face_idx]  # (n, nb)
-        choice_b = wild_face[:, face_idx].long()
-        unseen_b = unseen[:, None].expand(-1, nb)
-        top = self._tails.shape[2] - 1
-
-        def holds(quantity: torch.Tensor) -> torch.Tensor:
-            m = (quantity - known_b).clamp(0, top)
-            return self._tails[choice_b, unseen_b, m]
-
-        return holds(self._bid_quantity), holds(self._bid_quantity + 1)
+        wild = wild_faces(round_wild(rules, env.palifico[rows]), rules.faces)
+        known = known_matches(held, wild)
+        return own_bid_tails(self._tails, known, wild, unseen, self._bid_face, self._bid_quantity)
 
     # ---------------------------------------------------------------- decisions
     def act(
@@ -191,8 +183,7 @@ class BatchedProbabilisticBot:
 
     def _gather(self, tails: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-bid tails from ``(n, F, L + 1)`` per-face tails."""
-        face = self._bid_face - 1
-        return tails[:, face, self._bid_quantity], tails[:, face, self._bid_quantity + 1]
+        return tails_per_bid(tails, self._bid_face, self._bid_quantity)
 
 
 class BatchedBayesBot(BatchedProbabilisticBot):
@@ -221,8 +212,7 @@ class BatchedBayesBot(BatchedProbabilisticBot):
             params.evidence,
             params.counter_evidence,
         )
-        wild_face = wild[:, None] & (self._face_ids != 1)
-        known = own + wild_face * own[:, :1]
+        known = known_matches(own, wild_faces(wild, f))
         return self._gather(count_tails(known, dist, rules.max_quantity + 1))
 
 
