@@ -84,7 +84,7 @@ from pettingzoo.utils import wrappers
 
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.errors import IllegalActionError
-from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
+from liars_env.observation import OBSERVATION_VERSION, IncrementalEncoder, ObservationLayout
 from liars_env.render import render_table
 from liars_env.rules import RuleSet, loser_reward, resolve_rules
 
@@ -208,6 +208,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.game = LiarsDiceGame(self.rules)
         self.codec = self.game.codec
         self.layout = ObservationLayout(self.rules)
+        self._encoder = IncrementalEncoder(self.layout)
         self.observation_version = OBSERVATION_VERSION
 
         n, f = self.rules.num_players, self.rules.faces
@@ -383,7 +384,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             mask = self.game.legal_mask(state)
         else:
             mask = self._zero_mask.copy()
-        return {"observation": self.layout.encode(state, seat), "action_mask": mask}
+        return {"observation": self._encoder.encode(state, seat), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
         """Acts for ``agent_selection``; once the game is over, agents are stepped with ``None``.

@@ -109,7 +109,7 @@ from liars_env.agents.base import Agent, view_of
 from liars_env.agents.registry import make_agent
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.errors import IllegalActionError
-from liars_env.observation import ObservationLayout
+from liars_env.observation import IncrementalEncoder, ObservationLayout
 from liars_env.render import render_table
 from liars_env.rules import RuleSet, loser_reward, resolve_rules
 
@@ -177,6 +177,7 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
         self.game = LiarsDiceGame(self.rules)
         self.codec = self.game.codec
         self.layout = ObservationLayout(self.rules)
+        self._encoder = IncrementalEncoder(self.layout)
         self.opponents: list[Agent] = _build_opponents(opponents, self.rules)
         self.observation_space = spaces.Box(0.0, 1.0, (self.layout.size,), np.float32)
         self.action_space = spaces.Discrete(self.codec.num_actions)
@@ -326,7 +327,7 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
                 self.last_result = result
 
     def _observe(self) -> np.ndarray:
-        obs = self.layout.encode(self.game_state, self.seat)
+        obs = self._encoder.encode(self.game_state, self.seat)
         # float32 sums of 1/D can land a hair above 1 (ten dice of one face): clip.
         return np.minimum(obs, 1.0, out=obs)
 

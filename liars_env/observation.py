@@ -90,3 +90,68 @@ class ObservationLayout:
     def describe(self) -> list[tuple[str, int, int]]:
         """``(field, start, size)`` rows of the layout, for docs and checkpoints."""
         return [(name, s.start, s.stop - s.start) for name, s in self.slices.items()]
+
+
+class IncrementalEncoder:
+    """:meth:`ObservationLayout.encode`, cached per seat and brought up to date by the bids.
+
+    Within a round only the bids change, and they are only appended; so each seat's
+    vector is kept and, on the next call, only the new bids are written before a copy is
+    returned. Anything else that differs from the cached round (another state or round,
+    other dice, dice left, opener or palifico flag, a bid list that is not the cached
+    one's continuation) rebuilds the vector with :meth:`ObservationLayout.encode`, so
+    the result always equals it.
+
+    Example:
+        >>> from liars_env.engine import LiarsDiceGame
+        >>> rules = RuleSet.preset("perudo")
+        >>> game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+        >>> rng = np.random.default_rng(0)
+        >>> state, encoder = game.new_game(rng), IncrementalEncoder(layout)
+        >>> _ = encoder.encode(state, 1)
+        >>> game.apply(state, game.codec.encode_bid(2, 3), rng)
+        >>> bool((encoder.encode(state, 1) == layout.encode(state, 1)).all())
+        True
+    """
+
+    def __init__(self, layout: ObservationLayout) -> None:
+        self.layout = layout
+        self._cache: dict[int, tuple] = {}
+
+    def encode(self, state: GameState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (a fresh array each call)."""
+        key = (
+            id(state),
+            tuple(state.dice[seat]),
+            tuple(state.dice_left),
+            state.opener,
+            state.palifico,
+        )
+        cached = self._cache.get(seat)
+        bids = state.bids
+        if (
+            cached is None
+            or cached[0] != key
+            or cached[1] is not bids
+            or len(bids) < cached[2]
+            or (cached[2] and cached[4] != bids[cached[2] - 1])
+        ):
+            obs = self.layout.encode(state, seat)
+            self._cache[seat] = (key, bids, len(bids), obs, bids[-1] if bids else None)
+            return obs.copy()
+        _, _, done, obs, last = cached
+        if len(bids) > done:
+            layout, n, f = self.layout, self.layout.rules.num_players, self.layout.rules.faces
+            off = layout._off
+            if last is not None:
+                bidder, quantity, face = last
+                obs[off["current_bid"] + (quantity - 1) * f + face - 1] = 0.0
+                obs[off["current_bidder"] + (bidder - seat) % n] = 0.0
+            history = off["bid_history"]
+            for bidder, quantity, face in bids[done:]:
+                obs[history + ((quantity - 1) * f + face - 1) * n + (bidder - seat) % n] = 1.0
+            bidder, quantity, face = bids[-1]
+            obs[off["current_bid"] + (quantity - 1) * f + face - 1] = 1.0
+            obs[off["current_bidder"] + (bidder - seat) % n] = 1.0
+            self._cache[seat] = (cached[0], bids, len(bids), obs, bids[-1])
+        return obs.copy()

@@ -16,7 +16,8 @@ from helpers import preset_grid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from liars_env import PRESETS, GameState, LiarsDiceGame, RuleSet
+from liars_env import PRESETS, GameState, LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.observation import IncrementalEncoder
 from liars_env.rules import PRESET_PLAYERS, bid_cap, count_matches, is_legal_bid
 
 GRID = preset_grid(players=range(2, 7))
@@ -160,3 +161,33 @@ def test_property_clone_is_independent_and_serializes(name, seed, steps):
         legal = game.legal_actions(twin)
         game.apply(twin, legal[0], rng)
         assert twin != state  # the clone shares nothing
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=presets, players=st.integers(2, 6), seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_property_incremental_encoder_equals_the_layout(name, players, seed, data):
+    """The AEC env's cached encoder returns exactly ObservationLayout.encode, whichever seats
+    are asked in whatever order, across rounds, clones, new games and staged edits."""
+    lo, hi = PRESET_PLAYERS.get(name, (2, 8))
+    rules = RuleSet.preset(name, num_players=min(max(players, lo), hi))
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    encoder = IncrementalEncoder(layout)
+    rng = np.random.default_rng(seed)
+    state = game.new_game(rng)
+    for _ in range(60):
+        for seat in data.draw(st.lists(st.integers(0, rules.num_players - 1), max_size=3)):
+            fresh = encoder.encode(state, seat)
+            assert np.array_equal(fresh, layout.encode(state, seat))
+            fresh[:] = 7.0  # the caller's copy: the cache must not see this
+        if state.is_over:
+            state = game.new_game(rng)
+            continue
+        what = data.draw(st.sampled_from(["act", "act", "act", "clone", "stage"]))
+        if what == "clone":
+            state = state.clone()
+        elif what == "stage":  # an in-place edit of the acting player's dice
+            hand = state.dice[state.current_player]
+            if hand:
+                hand[0] = hand[0] % rules.faces + 1
+        legal = game.legal_actions(state)
+        game.apply(state, legal[data.draw(st.integers(0, len(legal) - 1))], rng)
