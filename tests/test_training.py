@@ -135,6 +135,21 @@ def test_init_checkpoint_errors(tiny_run, tmp_path):
         ppo.Trainer(ppo.make_args(other_rules))
 
 
+def test_a_fresh_run_refuses_a_folder_with_checkpoints(tiny_run, tmp_path, capsys):
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    before = sorted(p.name for p in (run / "checkpoints").iterdir())
+    argv = ["--set", f"runs_dir={tmp_path}", "--set", "run_name=tiny"]
+    argv += [x for item in TINY for x in ("--set", item)]
+    assert train_cli.main(argv) == 2
+    assert "already holds checkpoints" in capsys.readouterr().err
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == before  # untouched
+    config = json.loads((run / "config.json").read_text())
+    config.update(runs_dir=str(tmp_path), overwrite=True)
+    trainer = ppo.Trainer(ppo.make_args(config))
+    assert not (run / "checkpoints").exists() and trainer.global_step == 0
+
+
 def test_resume_cli_errors(tmp_path, capsys):
     assert train_cli.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no run found" in capsys.readouterr().err

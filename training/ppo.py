@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import shutil
 import time
 import typing
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ from liars_env.policy import (
 )
 from liars_env.rules import PRESETS, RuleSet
 from liars_env.threads import using_threads
-from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
+from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint, step_checkpoints
 from liars_train.config import load_settings, make_settings, require_positive
 from liars_train.league import (
     DEFAULT_GROUP_SHARES,
@@ -200,6 +201,9 @@ class Args:
     ignores it (the run's own checkpoint wins)."""
     progress: bool = True
     """Show a progress bar."""
+    overwrite: bool = False
+    """Start afresh in a run folder that already holds checkpoints, deleting them (the
+    default refuses: resume it with ``--resume``, or pick another ``run_name``)."""
 
     RETIRED_SETTINGS: typing.ClassVar[dict[str, str]] = {
         "opponent_mix": "the league replaced it: set self_play (share of games against the "
@@ -384,6 +388,14 @@ class Trainer:
         self.episode_returns: list[float] = []
         if resume:
             self._restore()
+        elif step_checkpoints(self.ckpt_dir):
+            if not args.overwrite:
+                raise ValueError(
+                    f"run folder {self.run_dir} already holds checkpoints: continue it with "
+                    f"--resume {self.run_dir}, choose another run_name, or set overwrite=true "
+                    "to delete them and start afresh"
+                )
+            shutil.rmtree(self.ckpt_dir)
 
     # -------------------------------------------------------------- rollouts
     def _advance(self, obs, mask, rewards_acc, dones_acc):
@@ -665,6 +677,7 @@ class Trainer:
             final_eval_games=0,
             compare_checkpoint="",
             progress=False,
+            overwrite=True,  # a half-trained exploiter of a crashed run starts again
         )
         init = self.policy if args.exploiter_init == "main" else None
         exploiter = Trainer(sub_args, opponents=[main], init=init)
