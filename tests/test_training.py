@@ -125,8 +125,9 @@ def test_init_checkpoint_starts_from_its_weights(tiny_run, tmp_path):
 def test_init_checkpoint_errors(tiny_run, tmp_path):
     config = json.loads((tiny_run / "config.json").read_text())
     config.update(runs_dir=str(tmp_path), run_name="fine")
+    missing = ppo.make_args({**config, "init_checkpoint": str(tmp_path / "missing")})
     with pytest.raises(ValueError, match="is not a checkpoint folder"):
-        ppo.make_args({**config, "init_checkpoint": str(tmp_path / "missing")})
+        ppo.Trainer(missing)
     wider = {**config, "hidden_size": 48, "init_checkpoint": str(tiny_run / "checkpoints/best")}
     with pytest.raises(ValueError, match="init_checkpoint .* differs from the config"):
         ppo.Trainer(ppo.make_args(wider))
@@ -146,8 +147,53 @@ def test_a_fresh_run_refuses_a_folder_with_checkpoints(tiny_run, tmp_path, capsy
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == before  # untouched
     config = json.loads((run / "config.json").read_text())
     config.update(runs_dir=str(tmp_path), overwrite=True)
+    assert list(run.glob("events.out.tfevents.*")) and (run / "metrics.csv").exists()
     trainer = ppo.Trainer(ppo.make_args(config))
     assert not (run / "checkpoints").exists() and trainer.global_step == 0
+    assert not list(run.glob("events.out.tfevents.*")) and not (run / "metrics.csv").exists()
+
+
+def test_a_folder_with_only_best_is_refused_too(tiny_run, tmp_path):
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    for step in (run / "checkpoints").glob("step_*"):
+        shutil.rmtree(step)
+    config = json.loads((run / "config.json").read_text())
+    config.update(runs_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="already holds checkpoints"):
+        ppo.Trainer(ppo.make_args(config))
+    assert (run / "checkpoints" / "best").is_dir()
+
+
+def test_resume_ignores_a_vanished_init_checkpoint(tiny_run, tmp_path):
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    config = json.loads((run / "config.json").read_text())
+    config.update(runs_dir=str(tmp_path), init_checkpoint=str(tmp_path / "gone"))
+    trainer = ppo.Trainer(ppo.make_args(config), resume=True)
+    assert trainer.global_step == 2048
+
+
+def test_exploiters_do_not_inherit_init_checkpoint(tiny_run, tmp_path, monkeypatch):
+    config = json.loads((tiny_run / "config.json").read_text())
+    best = str(tiny_run / "checkpoints" / "best")
+    config.update(runs_dir=str(tmp_path), run_name="fine", init_checkpoint=best)
+    config.update(exploiter_init="scratch", exploiter_steps=512, exploiter_eval_games=6)
+    trainer = ppo.Trainer(ppo.make_args(config))
+    seen = []
+    original = ppo.Trainer.__init__
+
+    def spy(self, args, *a, **k):
+        seen.append(args.init_checkpoint)
+        original(self, args, *a, **k)
+
+    monkeypatch.setattr(ppo.Trainer, "__init__", spy)
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    trainer._train_exploiter(writer)
+    writer.close()
+    assert seen == [""]
 
 
 def test_resume_cli_errors(tmp_path, capsys):
@@ -464,8 +510,13 @@ def test_bf16_update_learns_and_keeps_float32_weights(tmp_path):
         name = f"bf16_{bf16}"
         sets = [f"runs_dir={tmp_path}", f"run_name={name}", *common, f"bf16_update={bf16}"]
         trainer = ppo.Trainer(ppo.load_args(None, sets))
+        dtypes = set()
+        trainer.policy.torso.register_forward_hook(
+            lambda m, i, out, seen=dtypes: seen.add(out.dtype)
+        )
         trainer.train()
         assert all(p.dtype == torch.float32 for p in trainer.policy.parameters())
+        assert (torch.bfloat16 in dtypes) == bf16, dtypes  # autocast ran in the update only
         loss = [
             e.value
             for e in EventAccumulator(str(tmp_path / name)).Reload().Scalars("train/teacher_loss")

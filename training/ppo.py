@@ -49,7 +49,7 @@ from liars_env.policy import (
 )
 from liars_env.rules import PRESETS, RuleSet
 from liars_env.threads import using_threads
-from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint, step_checkpoints
+from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
 from liars_train.config import load_settings, make_settings, require_positive
 from liars_train.league import (
     DEFAULT_GROUP_SHARES,
@@ -202,8 +202,9 @@ class Args:
     progress: bool = True
     """Show a progress bar."""
     overwrite: bool = False
-    """Start afresh in a run folder that already holds checkpoints, deleting them (the
-    default refuses: resume it with ``--resume``, or pick another ``run_name``)."""
+    """Start afresh in a run folder that already holds checkpoints, deleting them and the
+    earlier run's logs, metrics, curve and exploiters (the default refuses: resume it
+    with ``--resume``, or pick another ``run_name``)."""
 
     RETIRED_SETTINGS: typing.ClassVar[dict[str, str]] = {
         "opponent_mix": "the league replaced it: set self_play (share of games against the "
@@ -286,11 +287,6 @@ def validate(args: Args) -> None:
         raise ValueError(
             "nobody to play: self_play < 1 needs league members or snapshots (pool_size)"
         )
-    if args.init_checkpoint and not Path(args.init_checkpoint).is_dir():
-        raise ValueError(
-            f"init_checkpoint {args.init_checkpoint!r} is not a checkpoint folder "
-            "(expected a folder with model.safetensors and meta.json)"
-        )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
 
@@ -348,6 +344,11 @@ class Trainer:
         self.policy = PolicyNet(self.shape, self.rules).to(self.device)
         source = "init network"
         if init is None and args.init_checkpoint and not resume:
+            if not Path(args.init_checkpoint).is_dir():  # checked here: --resume ignores it
+                raise ValueError(
+                    f"init_checkpoint {args.init_checkpoint!r} is not a checkpoint folder "
+                    "(expected a folder with model.safetensors and meta.json)"
+                )
             init, _ = load_policy(args.init_checkpoint, self.rules, device=self.device)
             source = f"init_checkpoint {args.init_checkpoint}"
         if init is not None:
@@ -388,14 +389,23 @@ class Trainer:
         self.episode_returns: list[float] = []
         if resume:
             self._restore()
-        elif step_checkpoints(self.ckpt_dir):
+        elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
             if not args.overwrite:
                 raise ValueError(
                     f"run folder {self.run_dir} already holds checkpoints: continue it with "
                     f"--resume {self.run_dir}, choose another run_name, or set overwrite=true "
                     "to delete them and start afresh"
                 )
-            shutil.rmtree(self.ckpt_dir)
+            self._clear_run_outputs()
+
+    def _clear_run_outputs(self) -> None:
+        """Deletes what an earlier run left in the run folder (``overwrite``)."""
+        shutil.rmtree(self.ckpt_dir, ignore_errors=True)
+        shutil.rmtree(self.run_dir / "exploiters", ignore_errors=True)
+        for pattern in ("events.out.tfevents.*", "metrics.csv", "final_eval.json"):
+            for path in self.run_dir.glob(pattern):
+                path.unlink()
+        (self.run_dir / "learning_curve.png").unlink(missing_ok=True)
 
     # -------------------------------------------------------------- rollouts
     def _advance(self, obs, mask, rewards_acc, dones_acc):
@@ -677,6 +687,7 @@ class Trainer:
             final_eval_games=0,
             compare_checkpoint="",
             progress=False,
+            init_checkpoint="",  # exploiters start from `init` below (main or scratch)
             overwrite=True,  # a half-trained exploiter of a crashed run starts again
         )
         init = self.policy if args.exploiter_init == "main" else None
