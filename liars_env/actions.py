@@ -125,7 +125,7 @@ class ActionCodec:
                 f"bid ({quantity}, {face}) is outside the action space: quantity 1–"
                 f"{self.max_quantity}, face 1–{self.faces}"
             )
-        return (quantity - 1) * self.faces + (face - 1)
+        return self.encode_bids(quantity, face)
 
     def decode_bid(self, action: int) -> tuple[int, int]:
         """Returns the ``(quantity, face)`` of a bid id.
@@ -139,8 +139,7 @@ class ActionCodec:
         """
         if not 0 <= action < self.num_bids:
             raise ValueError(f"action {action} is not a bid id (0–{self.num_bids - 1})")
-        quantity, face = divmod(int(action), self.faces)
-        return quantity + 1, face + 1
+        return self.decode_bids(int(action))
 
     def decode_bids(self, ids: _Ints) -> tuple[_Ints, _Ints]:
         """Quantities and faces of many bid ids at once, unchecked.
