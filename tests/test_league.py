@@ -363,3 +363,20 @@ def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
         1,
         False,
     )
+
+
+def test_liars_exploit_never_overwrites_a_run_the_user_named(tmp_path):
+    """Its own generated run folder is replaced on a rerun; a named one is refused."""
+    named = tmp_path / "mine" / "checkpoints" / "step_0000000512"
+    named.mkdir(parents=True)
+    with pytest.raises(ValueError, match="already holds checkpoints"):
+        exploit.exploit(
+            "random",
+            players=2,
+            steps=512,
+            games=6,
+            sets=["run_name=mine"],
+            runs_dir=str(tmp_path),
+            progress=False,
+        )
+    assert named.is_dir()
