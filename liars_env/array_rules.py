@@ -197,6 +197,8 @@ class Settlement(NamedTuple):
     anchor: torch.Tensor
     """``(B,)`` the seat that opens the next round if it still holds dice: the loser of a
     challenge, the caller after an exact call (see :func:`next_opener`)."""
+    dice_left: torch.Tensor
+    """``(B, P)`` dice per seat after the call (``dice_left − lost + gained``)."""
 
 
 def settle_call(
@@ -241,20 +243,35 @@ def settle_call(
         ...     exact=torch.tensor([False, True, True]))
         >>> out.lost.int().tolist(), out.gained.int().tolist(), out.anchor.tolist()
         ([[0, 1, 0], [0, 0, 1], [0, 0, 0]], [[0, 0, 0], [0, 0, 0], [0, 0, 1]], [1, 2, 2])
+        >>> out.dice_left.tolist()
+        [[5, 4, 4], [5, 5, 3], [5, 5, 5]]
     """
     seats = _range(0, dice_left.shape[1], dice_left.device)
     anchor = torch.where(challenge & (count < quantity), bidder, caller)
     anchor_is = seats == anchor[:, None]
     if exact is None or rules.exact_call == "none":
         lost = challenge[:, None] & anchor_is
-        return Settlement(lost, torch.zeros_like(lost), anchor)
+        return _settlement(lost, None, anchor, dice_left)
     right = exact & (count == quantity)
     lost = (challenge | (exact & ~right))[:, None] & anchor_is
     if rules.exact_call == "spot_on":
         lost |= right[:, None] & (dice_left > 0) & ~anchor_is
-        return Settlement(lost, torch.zeros_like(lost), anchor)
+        return _settlement(lost, None, anchor, dice_left)
     gained = right[:, None] & anchor_is & (dice_left < rules.dice_per_player)
-    return Settlement(lost, gained, anchor)
+    return _settlement(lost, gained, anchor, dice_left)
+
+
+def _settlement(
+    lost: torch.Tensor, gained: torch.Tensor | None, anchor: torch.Tensor, dice_left: torch.Tensor
+) -> Settlement:
+    """A :class:`Settlement` with the dice left after it (``gained`` None: nobody gains)."""
+    # bool tensors do not subtract; their uint8 views (free) do
+    after = dice_left - lost.view(torch.uint8)
+    if gained is None:
+        gained = torch.zeros_like(lost)
+    else:
+        after = after + gained.view(torch.uint8)
+    return Settlement(lost, gained, anchor, after)
 
 
 # --------------------------------------------------------------------------- seats

@@ -404,10 +404,7 @@ class BatchedEnv:
             exact=is_exact,
         )
         lost, gained = settled.lost, settled.gained
-        # bool tensors do not subtract; their uint8 views (free) do
-        self.dice_left = self.dice_left - lost.view(torch.uint8)
-        if is_exact is not None and r.exact_call == "calza":
-            self.dice_left = self.dice_left + gained.view(torch.uint8)
+        self.dice_left = settled.dice_left
         eliminated = lost & (self.dice_left == 0)
         alive = self.dice_left > 0
         over = is_call & (alive.sum(1) == 1)

@@ -169,7 +169,7 @@ def kernel_call(rules, dice_left, dice, bid, bidder, caller, call, palifico, had
         challenge=t(call == "challenge"),
         exact=t(call == "exact"),
     )
-    after = torch.tensor(dice_left)[None] - settled.lost.long() + settled.gained.long()
+    after = settled.dice_left  # compared with the engine's dice left by the callers
     opener = ar.next_opener(after, settled.anchor)
     starts = ar.palifico_starts(rules, after, torch.tensor(had)[None], opener)
     return count, settled, after, opener, starts
@@ -270,7 +270,7 @@ def test_calls_settle_like_the_engine_on_every_preset(name, palifico):
         challenge=torch.tensor(~exact),
         exact=torch.tensor(exact),
     )
-    after = left - settled.lost.long() + settled.gained.long()
+    after = settled.dice_left
     opener = ar.next_opener(after, settled.anchor)
     starts = ar.palifico_starts(rules, after, torch.tensor(had), opener)
     for i in range(games):
