@@ -78,8 +78,6 @@ class BidProbabilityFeatures(nn.Module):
         self.rules = rules
         self.slices = layout.slices
         self.dice_per_player = rules.dice_per_player
-        self.ones_wild = rules.ones_wild
-        self.top = rules.max_quantity + 1
         self.register_buffer("tails", tail_table(rules, torch.float32), persistent=False)
         self.register_buffer("bid_face", torch.as_tensor(codec.bid_face.copy()), persistent=False)
         self.register_buffer(

@@ -60,22 +60,7 @@ def load_settings(cls: type[T], config: str | None = None, sets: Iterable[str] =
         ValueError: naming the file, key or value: a missing or malformed file, an
             unknown key, a value of the wrong type, or what ``validate()`` rejects.
     """
-    import yaml
-
-    values: dict[str, Any] = {}
-    if config is not None:
-        path = Path(config)
-        if not path.is_file():
-            raise ValueError(f"config file {config} does not exist")
-        try:
-            loaded = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ValueError(f"config file {config} is not valid YAML: {exc}") from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"config file {config} must hold a mapping of settings")
-        values.update(loaded)
+    values = {} if config is None else _read_settings_file(Path(config))
     values.update(parse_key_values(sets))
     return make_settings(cls, values, source=config or "--set")
 
@@ -93,14 +78,35 @@ def load_run_settings(
     )
     if not config_file.is_file():
         raise ValueError(f"--resume {run}: no run found (looked for {config_file})")
-    try:
-        saved = json.loads(config_file.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{config_file} is not valid JSON: {exc}") from None
-    if not isinstance(saved, dict):
-        raise ValueError(f"{config_file} must hold a mapping of settings")
+    saved = _read_settings_file(config_file)
     saved.update(parse_key_values(sets))
     return make_settings(cls, saved, source=str(config_file))
+
+
+def _read_settings_file(path: Path) -> dict[str, Any]:
+    """The mapping of settings in a YAML file, or a JSON one (``.json``: a run's config).
+
+    Raises:
+        ValueError: naming the file: missing, unparsable, or not a mapping.
+    """
+    import yaml
+
+    if not path.is_file():
+        raise ValueError(f"config file {path} does not exist")
+    kind, parse, error = (
+        ("JSON", json.loads, json.JSONDecodeError)
+        if path.suffix == ".json"
+        else ("YAML", yaml.safe_load, yaml.YAMLError)
+    )
+    try:
+        loaded = parse(path.read_text())
+    except error as exc:
+        raise ValueError(f"config file {path} is not valid {kind}: {exc}") from None
+    if loaded is None:  # an empty YAML file
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"config file {path} must hold a mapping of settings")
+    return loaded
 
 
 def make_settings(cls: type[T], values: dict[str, Any], source: str = "settings") -> T:
