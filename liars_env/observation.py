@@ -97,10 +97,10 @@ class IncrementalEncoder:
 
     Within a round only the bids change, and they are only appended; so each seat's
     vector is kept and, on the next call, only the new bids are written before a copy is
-    returned. Anything else that differs from the cached round (another state or round,
-    other dice, dice left, opener or palifico flag, a bid list that is not the cached
-    one's continuation) rebuilds the vector with :meth:`ObservationLayout.encode`, so
-    the result always equals it.
+    returned. Anything else that differs from the cached round (another state or round:
+    each has its own bid list; other dice, dice left, opener or palifico flag; a bid list
+    that is not the cached one's continuation) rebuilds the vector with
+    :meth:`ObservationLayout.encode`, so the result always equals it.
 
     Example:
         >>> from liars_env.engine import LiarsDiceGame
@@ -121,7 +121,6 @@ class IncrementalEncoder:
     def encode(self, state: GameState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (a fresh array each call)."""
         key = (
-            id(state),
             tuple(state.dice[seat]),
             tuple(state.dice_left),
             state.opener,
