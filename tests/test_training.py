@@ -422,6 +422,10 @@ def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
     assert sorted(p.name for p in dest.iterdir()) == ["meta.json", "model.safetensors"]
     load_policy(dest, RuleSet.preset("perudo"))
     assert export_main([str(tmp_path / "missing"), str(tmp_path / "x")]) == 2
+    # meta.json names the source without this machine's absolute path
+    source = json.loads((dest / "meta.json").read_text())["exported_from"]
+    assert not Path(source).is_absolute()
+    assert source.endswith(f"{tiny_run.name}/checkpoints/best")
 
 
 def agreement_with_bot(policy, bot: str, rules, games: int = 256) -> float:

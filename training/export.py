@@ -7,14 +7,34 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from liars_env.policy import CheckpointError, load_policy, write_checkpoint
+
+
+def portable_source(source: str | Path) -> str:
+    """How ``meta.json`` names the checkpoint a model was exported from.
+
+    Relative to the working directory when it lies below it; otherwise the runs folder,
+    run, ``checkpoints`` and tag (the last four parts), so that no machine's absolute
+    path ends up in a shipped model.
+
+    Example:
+        >>> portable_source("/scratch/me/runs/perudo_3p/checkpoints/best")
+        'runs/perudo_3p/checkpoints/best'
+    """
+    path = Path(source).resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        keep = 4 if path.parent.name == "checkpoints" else 1
+        return Path(*path.parts[-keep:]).as_posix()
 
 
 def export(source: str, dest: str) -> None:
     """Loads ``source`` (checking it) and writes its policy to ``dest`` atomically."""
     model, meta = load_policy(source)
-    meta = {**meta, "exported_from": str(source)}
+    meta = {**meta, "exported_from": portable_source(source)}
     write_checkpoint(dest, model, meta)
 
 
