@@ -422,13 +422,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _make_infos(self, result: RoundResult | None) -> dict[str, dict[str, Any]]:
         """Fresh fixed-shape infos for every agent; ``result`` marks a reveal."""
         dice_left = self.game_state.dice_left
+        dice_left_array = np.array(dice_left, dtype=np.int64)
         infos = {}
         for seat, agent in enumerate(self.possible_agents):
             change = 0
             if result is not None:
                 change = (seat in result.gainers) - (seat in result.losers)
             infos[agent] = {
-                "dice_left": np.array(dice_left, dtype=np.int64),
+                "dice_left": dice_left_array.copy(),
                 "eliminated": dice_left[seat] == 0,
                 "round_over": result is not None,
                 "dice_change": int(change),

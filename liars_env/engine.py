@@ -188,13 +188,23 @@ class LiarsDiceGame:
         self.codec = get_codec(rules)
         n = self.codec.num_bids
         # Legal-bid rows as int8 (so masks come out as int8 without a cast), and the
-        # per-cap quantity masks: row & cap_mask[cap] is the legal bid list.
+        # per-cap quantity masks: row & cap_mask[cap] is the legal bid list. The
+        # _action_* tables span the whole action space (the calls are legal once a bid
+        # stands, and no cap limits them), so that a mask is one bitwise_and.
         self._raise_rows = self.codec.raise_table.astype(np.int8)
         self._palifico_rows = self.codec.palifico_raise_table.astype(np.int8)
         self._cap_masks = (
             self.codec.bid_quantity[None, :] <= np.arange(self.rules.max_quantity + 1)[:, None]
         ).astype(np.int8)
         self._num_bids = n
+        calls = self.codec.num_actions - n
+        after_bid = np.ones((len(self._raise_rows), calls), dtype=np.int8)
+        after_bid[0] = 0  # row 0: no bid yet, so no call
+        self._action_raise_rows = np.hstack([self._raise_rows, after_bid])
+        self._action_palifico_rows = np.hstack([self._palifico_rows, after_bid])
+        self._action_cap_masks = np.hstack(
+            [self._cap_masks, np.ones((len(self._cap_masks), calls), dtype=np.int8)]
+        )
 
     # ------------------------------------------------------------------ new games
     def new_game(
@@ -289,20 +299,15 @@ class LiarsDiceGame:
 
     def legal_mask(self, state: GameState) -> np.ndarray:
         """Legal actions of the player to act as an ``int8`` 0/1 array (all 0 once over)."""
-        mask = np.zeros(self.codec.num_actions, dtype=np.int8)
         if state.winner is not None:
-            return mask
+            return np.zeros(self.codec.num_actions, dtype=np.int8)
         if state.bids:
             _, quantity, face = state.bids[-1]
             row = (quantity - 1) * self.rules.faces + face
-            mask[self.codec.challenge] = 1
-            if self.codec.exact is not None:
-                mask[self.codec.exact] = 1
         else:
             row = 0
-        table = self._palifico_rows if state.palifico else self._raise_rows
-        np.bitwise_and(table[row], self._cap_masks[self.cap(state)], out=mask[: self._num_bids])
-        return mask
+        table = self._action_palifico_rows if state.palifico else self._action_raise_rows
+        return np.bitwise_and(table[row], self._action_cap_masks[self.cap(state)])
 
     def legal_actions(self, state: GameState) -> list[int]:
         """Legal action ids of the player to act, ascending."""
@@ -378,7 +383,8 @@ class LiarsDiceGame:
         """
         if check and not self.is_legal(state, action):
             self.check_action(state, action)
-        action = action_id(action)
+        if type(action) is not int:
+            action = action_id(action)
         state.actions.append(action)
         seat = state.current_player
         codec = self.codec

@@ -62,27 +62,38 @@ class ObservationLayout:
             start += size
         self.size = start
         self._off = {name: s.start for name, s in self.slices.items()}
+        d = rules.dice_per_player
+        inv_d = 1.0 / d
+        # Field values by count, computed as the encoder always has (own dice: float32
+        # counts times 1/D; dice left: count × 1/D in Python floats), looked up per write.
+        self._own_values = (np.arange(d + 1, dtype=np.float32) * inv_d).tolist()
+        self._left_values = [count * inv_d for count in range(d + 1)]
 
     def encode(self, state: GameState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (a fresh array each call)."""
         rules = self.rules
         n, f = rules.num_players, rules.faces
-        inv_d = 1.0 / rules.dice_per_player
         off = self._off
         obs = np.zeros(self.size, dtype=np.float32)
+        counts = [0] * (f + 1)
         for die in state.dice[seat]:
-            obs[die - 1] += 1.0
-        obs[:f] *= inv_d  # counts first: ten additions of 0.1 would exceed 1.0
-        dice_left = off["dice_left"]
+            counts[die] += 1
+        own = self._own_values
+        for face in range(1, f + 1):
+            if counts[face]:
+                obs[face - 1] = own[counts[face]]
+        dice_left, left = off["dice_left"], self._left_values
         for s, count in enumerate(state.dice_left):
-            obs[dice_left + (s - seat) % n] = count * inv_d
+            obs[dice_left + (s - seat) % n] = left[count]
         obs[off["opener"] + (state.opener - seat) % n] = 1.0
-        obs[off["palifico"]] = float(state.palifico)
-        history = off["bid_history"]
-        for bidder, quantity, face in state.bids:
-            obs[history + ((quantity - 1) * f + face - 1) * n + (bidder - seat) % n] = 1.0
-        if state.bids:
-            bidder, quantity, face = state.bids[-1]
+        if state.palifico:
+            obs[off["palifico"]] = 1.0
+        bids = state.bids
+        if bids:
+            history = off["bid_history"]
+            for bidder, quantity, face in bids:
+                obs[history + ((quantity - 1) * f + face - 1) * n + (bidder - seat) % n] = 1.0
+            bidder, quantity, face = bids[-1]
             obs[off["current_bid"] + (quantity - 1) * f + face - 1] = 1.0
             obs[off["current_bidder"] + (bidder - seat) % n] = 1.0
         return obs
