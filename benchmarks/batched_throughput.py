@@ -43,13 +43,13 @@ def batched_rate(
     _, mask = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
     for _ in range(5):  # warm-up
-        _, mask, _, _, _ = env.step(sample_legal(mask, gen))
+        _, mask, _, _, _ = env.step(sample_legal(mask, gen, threads=threads))
     steps = 0
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        _, mask, _, _, _ = env.step(sample_legal(mask, gen))
+        _, mask, _, _, _ = env.step(sample_legal(mask, gen, threads=threads))
         steps += 1
     if device.startswith("cuda"):
         torch.cuda.synchronize()

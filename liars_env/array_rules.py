@@ -136,7 +136,9 @@ def face_counts(dice: torch.Tensor, faces: int) -> torch.Tensor:
         >>> face_counts(torch.tensor([[1, 4, 4, 0]]), 4).tolist()
         [[1, 0, 0, 2]]
     """
-    return (dice[..., None] == _range(1, faces + 1, dice.device)).sum(-2)
+    counts = torch.zeros((*dice.shape[:-1], faces + 1), dtype=torch.long, device=dice.device)
+    counts.scatter_add_(-1, dice.long(), torch.ones_like(dice, dtype=torch.long))
+    return counts[..., 1:]  # column 0 counted the lost dice
 
 
 def known_matches(own_counts: torch.Tensor, wild_faces: torch.Tensor) -> torch.Tensor:

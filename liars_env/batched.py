@@ -45,22 +45,30 @@ from liars_env.rules import RuleSet, loser_reward, resolve_rules
 from liars_env.threads import DEFAULT_THREADS, check_threads, using_threads
 
 
-def sample_legal(mask: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def sample_legal(
+    mask: torch.Tensor,
+    generator: torch.Generator | None = None,
+    threads: int | None = DEFAULT_THREADS,
+) -> torch.Tensor:
     """One uniformly random legal action per row of a ``(B, A)`` bool mask.
 
     Draws one uniform number per row and picks the legal action at that rank, which is
-    much cheaper than ``torch.multinomial`` over the whole mask.
+    much cheaper than ``torch.multinomial`` over the whole mask. Runs on ``threads``
+    intra-op threads like the engine (``None``: torch's setting; see
+    :mod:`liars_env.threads`). A row with no legal action gets action 0.
 
     Example:
         >>> mask = torch.tensor([[False, True, False], [True, True, True]])
         >>> sample_legal(mask, torch.Generator().manual_seed(0))[0].item()
         1
     """
-    cumulative = mask.to(torch.int32).cumsum(1, dtype=torch.int32)
-    counts = cumulative[:, -1]
-    u = torch.rand(mask.shape[0], device=mask.device, generator=generator)
-    rank = (u * counts).to(torch.int32).clamp_max(counts - 1)
-    return (cumulative > rank[:, None]).to(torch.int8).argmax(1)
+    with using_threads(threads):
+        cumulative = mask.to(torch.int32).cumsum(1, dtype=torch.int32)
+        counts = cumulative[:, -1:]
+        u = torch.rand(mask.shape[0], 1, device=mask.device, generator=generator)
+        rank = (u * counts).to(torch.int32).clamp_max(counts - 1)
+        # the first action whose running count of legal actions exceeds the rank
+        return torch.searchsorted(cumulative, rank, right=True).squeeze(1)
 
 
 class BatchedEnv:
@@ -123,15 +131,14 @@ class BatchedEnv:
         p = self.num_players
         # _rotation[o, k] = (o + k) % P: the seat k places clockwise from observer o
         self._rotation = (self._seats[:, None] + self._seats[None, :]) % p
-        # _relative[s, o] = (s − o) % P: seat s relative to observer o; and as one-hot rows
+        # _relative[s, o] = (s − o) % P: seat s relative to observer o
         self._relative = (self._seats[:, None] - self._seats[None, :]) % p
-        self._relative_one_hot = self._relative[:, :, None] == self._seats  # (P, P, P)
-        # _obs_base[g, o]: where observer o's vector of game g starts in the flat _obs
-        self._obs_base = (self._rows[:, None] * p + self._seats) * self.layout.size
         self._off = {name: sl.start for name, sl in self.layout.slices.items()}
-        self._scaled = self.layout.slices["dice_left"].stop  # own_dice and dice_left: ÷ D
         if self._off["current_bid"] != self.rules.faces + 2 * self.num_players + 1:
             raise RuntimeError("BatchedEnv expects the round fields first in the layout")
+        # observe() multiplies the round fields by this row: own_dice and dice_left ÷ D
+        self._round_scale = torch.ones(self._off["current_bid"], device=dev)
+        self._round_scale[: self.layout.slices["dice_left"].stop] = 1.0 / r.dice_per_player
         self._penalty = loser_reward(self.num_players)
         self._allocate()
 
@@ -144,14 +151,13 @@ class BatchedEnv:
         self.opener = torch.zeros(b, dtype=torch.long, device=dev)
         self.bid_id = torch.full((b,), -1, dtype=torch.long, device=dev)
         self.last_bidder = torch.zeros(b, dtype=torch.long, device=dev)
-        self.bidder_of_bid = torch.full((b, self.codec.num_bids), -1, dtype=torch.int8, device=dev)
+        # The round's bids in order (a round never repeats a bid, so at most num_bids):
+        # round_bids[g, :round_len[g]] and who made them.
+        self.round_len = torch.zeros(b, dtype=torch.long, device=dev)
+        self.round_bids = torch.zeros((b, self.codec.num_bids), dtype=torch.long, device=dev)
+        self.round_bidders = torch.zeros((b, self.codec.num_bids), dtype=torch.long, device=dev)
         self.palifico = torch.zeros(b, dtype=torch.bool, device=dev)
         self.had_palifico = torch.zeros((b, p), dtype=torch.bool, device=dev)
-        # Every seat's observation, kept up to date incrementally: a step touches a few
-        # entries per game, and observe() is one gather of the acting seats' rows.
-        # Stored as uint8 (counts and 0/1 flags) to cut memory traffic; observe() scales
-        # the count fields by 1/D when it converts to float32.
-        self._obs = torch.zeros((b, p, self.observation_size), dtype=torch.uint8, device=dev)
 
     @property
     def current_bid(self) -> torch.Tensor:
@@ -173,9 +179,8 @@ class BatchedEnv:
         round_rows: torch.Tensor | None = None,
         round_opener: torch.Tensor | None = None,
         game_rows: torch.Tensor | None = None,
-        prev_bid: torch.Tensor | None = None,
     ) -> None:
-        """Writes one step's changes to the state and to every seat's observation.
+        """Writes one step's bids, new rounds and new games to the state.
 
         The groups of games are disjoint; each may be ``None`` (or empty).
 
@@ -187,14 +192,16 @@ class BatchedEnv:
                 and ``round_opener`` (one each) opens the next round.
             round_opener: The next round's openers.
             game_rows: Games that start anew (a random first opener).
-            prev_bid: ``(B,)`` the games' bid ids before the step (default: ``bid_id``).
 
         The rolls are drawn in a fixed order (the rounds' dice, the new games' openers,
-        their dice), so that a seed always plays the same games. All observation cells
-        to clear are cleared by one ``index_fill_`` and all bid cells set by another.
+        their dice), so that a seed always plays the same games.
         """
         r, p, dev, gen = self.rules, self.num_players, self.device, self.generator
-        prev_bid = self.bid_id if prev_bid is None else prev_bid
+        if bid_rows is not None and bid_rows.numel():
+            slot = self.round_len[bid_rows]
+            self.round_bids[bid_rows, slot] = bids
+            self.round_bidders[bid_rows, slot] = self.last_bidder[bid_rows]
+            self.round_len[bid_rows] = slot + 1
         roll = (1, r.faces + 1)
         starts, openers, rolled = [], [], []
         if round_rows is not None and round_rows.numel():
@@ -215,79 +222,19 @@ class BatchedEnv:
             self.dice_left[game_rows] = r.dice_per_player
             if r.palifico:
                 self.had_palifico[game_rows] = False
-        if bid_rows is not None and not bid_rows.numel():
-            bid_rows = None
-        rows = _cat(starts) if starts else None  # the games that start a round
-        touched = [g for g in (bid_rows, rows) if g is not None]
-        if not touched:
+        if not starts:
             return
-
-        # --- observation cells to clear: the current bid and bidder of every game that
-        # bid or starts a round, and the history entries of the rounds that end
-        seats, off = self._seats, self._off
-        touched = _cat(touched)
-        base = self._obs_base[touched]  # (n, P): where each observer's vector starts
-        last = prev_bid[touched].clamp_min(0)  # cell 0 of current_bid is harmless to clear
-        clear = [
-            (base + (off["current_bid"] + last)[:, None]).reshape(-1),
-            (base[:, :, None] + (off["current_bidder"] + seats)).reshape(-1),
-        ]
-        if rows is not None:
-            bidder_of_bid = self.bidder_of_bid[rows]  # (n, nb)
-            hit_row, hit_bid = (bidder_of_bid >= 0).nonzero(as_tuple=True)
-            if hit_row.numel():
-                bidder = bidder_of_bid[hit_row, hit_bid].long()
-                hit_base = base[len(touched) - len(rows) :][hit_row]  # (hits, P)
-                cell = off["bid_history"] + hit_bid[:, None] * p + self._relative[bidder]
-                clear.append((hit_base + cell).reshape(-1))
-        flat = self._obs.view(-1)
-        flat.index_fill_(0, torch.cat(clear), 0)
-
-        # --- the bids: state, and the current bid, bidder and history of every observer
-        if bid_rows is not None:
-            bidders = self.last_bidder[bid_rows]
-            self.bidder_of_bid[bid_rows, bids] = bidders.to(torch.int8)
-            base = base[: len(bid_rows)]
-            rel = self._relative[bidders]  # (n, P): the bidder relative to each observer
-            set_cells = torch.cat(
-                [
-                    base + off["current_bid"] + bids[:, None],
-                    base + off["current_bidder"] + rel,
-                    base + off["bid_history"] + bids[:, None] * p + rel,
-                ],
-                dim=1,
-            )
-            flat.index_fill_(0, set_cells.reshape(-1), 1)
-        if rows is None:
-            return
-
-        # --- the new rounds: dice, opener, palifico, and the observations' round fields
-        opener, rolled = _cat(openers), _cat(rolled)
+        rows, opener, rolled = _cat(starts), _cat(openers), _cat(rolled)
         dice_left = self.dice_left[rows]
-        dice = torch.where(self._die_slots < dice_left[:, :, None], rolled, 0)
-        self.dice[rows] = dice
+        self.dice[rows] = torch.where(self._die_slots < dice_left[:, :, None], rolled, 0)
         self.opener[rows] = opener
         self.current_player[rows] = opener
         self.bid_id[rows] = -1
-        self.bidder_of_bid[rows] = -1
+        self.round_len[rows] = 0
         if r.palifico:
             palifico = palifico_starts(r, dice_left, self.had_palifico[rows], opener)
             self.palifico[rows] = palifico
-            self.had_palifico[rows] |= palifico[:, None] & (seats == opener[:, None])
-        else:
-            palifico = self.palifico[rows]
-        counts = face_counts(dice, r.faces)  # (n, P, F)
-        seen_left = dice_left[:, self._rotation]  # (n, P, P)
-        head = torch.cat(
-            [
-                counts,
-                seen_left,
-                self._relative_one_hot[opener],  # (n, P, P): the opener, relative
-                palifico[:, None, None].expand(-1, p, 1),
-            ],
-            dim=2,
-        )
-        self._obs[rows, :, : off["current_bid"]] = head.to(torch.uint8)
+            self.had_palifico[rows] |= palifico[:, None] & (self._seats == opener[:, None])
 
     # ------------------------------------------------------------------ views
     def legal_mask(self) -> torch.Tensor:
@@ -304,11 +251,51 @@ class BatchedEnv:
         return torch.cat([bids, calls], dim=1)
 
     def observe(self) -> torch.Tensor:
-        """``(B, size)`` float32 observations of the acting players (layout v1)."""
-        flat = self._obs.view(self.num_envs * self.num_players, self.observation_size)
-        raw = flat.index_select(0, self._rows * self.num_players + self.current_player)
-        obs = raw.float()
-        obs[:, : self._scaled] *= 1.0 / self.rules.dice_per_player
+        """``(B, size)`` float32 observations of the acting players (layout v1).
+
+        Built from the state in a few passes: the round fields as one block, then every
+        one-hot cell of the bids (current bid, its bidder, the round's history) set by a
+        single ``index_put_``.
+        """
+        b, size, off = self.num_envs, self.observation_size, self._off
+        cur = self.current_player
+        own = self.dice.gather(1, cur[:, None, None].expand(-1, 1, self.rules.dice_per_player))
+        relative = self._relative[:, cur]  # (P, B): each seat relative to the acting one
+        head = torch.cat(
+            [
+                face_counts(own.squeeze(1), self.rules.faces),
+                self.dice_left.gather(1, self._rotation[cur]),
+                self._seats == relative.gather(0, self.opener[None]).T,
+                self.palifico[:, None],
+            ],
+            dim=1,
+        )
+        obs = torch.zeros((b, size), device=self.device)
+        obs[:, : off["current_bid"]] = head.float() * self._round_scale
+        # the bid cells: history (one per bid of the round), then the current bid and its
+        # bidder (written as 0 where no bid stands: their cells stay 0)
+        lens = self.round_len
+        hit_row = torch.repeat_interleave(self._rows, lens)  # a game's row once per bid
+        first = (lens.cumsum(0) - lens)[hit_row]  # where the game's bids start in hit_row
+        slot = (
+            hit_row * self.codec.num_bids + torch.arange(len(hit_row), device=self.device) - first
+        )
+        hit_bid, bidder = self.round_bids.view(-1)[slot], self.round_bidders.view(-1)[slot]
+        has = self.bid_id >= 0
+        last_bidder = relative.gather(0, self.last_bidder[None])[0]
+        cells = torch.cat(
+            [
+                hit_row * size
+                + off["bid_history"]
+                + hit_bid * self.num_players
+                + relative.T[hit_row, bidder],
+                self._rows * size + off["current_bid"] + self.bid_id.clamp_min(0),
+                self._rows * size + off["current_bidder"] + last_bidder,
+            ]
+        )
+        ones = torch.ones(len(hit_row), device=self.device)
+        values = torch.cat([ones, has.float(), has.float()])
+        obs.view(-1).index_put_((cells,), values)
         return obs
 
     # ------------------------------------------------------------------ step
@@ -425,7 +412,6 @@ class BatchedEnv:
             round_rows=round_rows,
             round_opener=opener[round_rows],
             game_rows=over.nonzero().squeeze(1),
-            prev_bid=prev_bid,
         )
         info = {
             "called": is_call,

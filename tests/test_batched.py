@@ -119,6 +119,30 @@ def test_sample_legal_only_picks_legal_actions_and_covers_them():
     assert seen == [{1, 5, 9}, {0}, set(range(10)), {3, 4}]
 
 
+def test_sample_legal_runs_on_one_thread_and_restores_the_setting(monkeypatch):
+    # Under torch's default (all cores) a busy core stalls every op at OpenMP barriers;
+    # sample_legal runs on the engine's one thread and leaves the caller's setting.
+    seen = []
+    searchsorted = torch.searchsorted
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return searchsorted(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "searchsorted", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        mask = torch.tensor([[False, True, True], [False, False, False]])
+        actions = sample_legal(mask, torch.Generator().manual_seed(0))
+        assert torch.get_num_threads() == 2
+        sample_legal(mask, torch.Generator().manual_seed(0), threads=None)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 2]
+    assert actions[0].item() in (1, 2) and actions[1].item() == 0  # no legal action: 0
+
+
 def test_illegal_actions_raise_and_bad_arguments():
     env = BatchedEnv("perudo", num_envs=4, seed=0)
     env.reset()
