@@ -250,6 +250,25 @@ class BatchedEnv:
         calls = (self.bid_id >= 0)[:, None].expand(-1, self.num_actions - self.codec.num_bids)
         return torch.cat([bids, calls], dim=1)
 
+    def is_legal(self, actions: torch.Tensor) -> torch.Tensor:
+        """``(B,)`` bool: whether each game's action is legal for its acting player.
+
+        :meth:`legal_mask` at the given actions, without building the whole mask (ids
+        outside the action space are illegal).
+        """
+        nb = self.codec.num_bids
+        actions = torch.as_tensor(actions, device=self.device).long()
+        in_range = (actions >= 0) & (actions < self.num_actions)
+        bid = actions.clamp(0, nb - 1)
+        row = self.bid_id + 1
+        raise_ok = self._raise_table[row, bid]
+        if self.rules.palifico:
+            raise_ok = torch.where(self.palifico, self._palifico_table[row, bid], raise_ok)
+        if self.rules.bid_cap:
+            cap = bid_caps(self.rules, self.dice_left, self.current_player)
+            raise_ok &= self._cap_table[cap, bid]
+        return in_range & torch.where(actions < nb, raise_ok, self.bid_id >= 0)
+
     def observe(self) -> torch.Tensor:
         """``(B, size)`` float32 observations of the acting players (layout v1).
 
@@ -347,9 +366,7 @@ class BatchedEnv:
             active = torch.as_tensor(active, device=self.device, dtype=torch.bool)
             actions = torch.where(active, actions, 0)
         if self.check_actions:
-            in_range = (actions >= 0) & (actions < self.num_actions)
-            legal = self.legal_mask().gather(1, actions.clamp(0, self.num_actions - 1)[:, None])
-            bad = ~(in_range & legal.squeeze(1))
+            bad = ~self.is_legal(actions)
             if active is not None:
                 bad &= active
             if bool(bad.any()):

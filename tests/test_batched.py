@@ -143,6 +143,26 @@ def test_sample_legal_runs_on_one_thread_and_restores_the_setting(monkeypatch):
     assert actions[0].item() in (1, 2) and actions[1].item() == 0  # no legal action: 0
 
 
+@pytest.mark.parametrize("name", ["perudo", "perudo_palifico", "perudo_calza", "sanford"])
+def test_is_legal_agrees_with_the_mask_at_every_action(name):
+    env = BatchedEnv(name, num_envs=64, seed=3)
+    obs, mask = env.reset()
+    gen = torch.Generator().manual_seed(0)
+    palifico_seen = False
+    for _ in range(120):
+        palifico_seen |= bool(env.palifico.any())
+        for action in [-1, *range(env.num_actions), env.num_actions, 10**6]:
+            legal = env.is_legal(torch.full((64,), action))
+            expected = (
+                mask[:, action]
+                if 0 <= action < env.num_actions
+                else torch.zeros(64, dtype=torch.bool)
+            )
+            assert torch.equal(legal, expected), action
+        obs, mask, *_ = env.step(sample_legal(mask, gen))
+    assert palifico_seen == env.rules.palifico
+
+
 def test_illegal_actions_raise_and_bad_arguments():
     env = BatchedEnv("perudo", num_envs=4, seed=0)
     env.reset()
