@@ -6,17 +6,20 @@ repeats and the median is printed with the ratio to Shimmy's
 ``OpenSpielCompatibilityV0`` on OpenSpiel's ``liars_dice`` (2 players, 5 dice) measured
 in the same run.
 
-Run: ``python benchmarks/env_throughput.py [--seconds 2] [--repeats 5]``
+Run: ``python benchmarks/env_throughput.py [--seconds 2] [--repeats 5] [--busy]``;
+``--busy`` measures every configuration twice, idle and with a separate process spinning
+on one core, and prints both side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Callable
 
 import numpy as np
-from report import print_ratio_table
+from report import busy_core, print_idle_busy_table, print_ratio_table
 
 import liars_env
 
@@ -55,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time per repeat")
     parser.add_argument("--repeats", type=int, default=5, help="repeats per configuration")
+    parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     args = parser.parse_args()
     configs: dict[str, Callable] = {
         "liars_env perudo, 3 players": lambda: liars_env.env("perudo", num_players=3),
@@ -66,11 +70,21 @@ def main() -> None:
     except ImportError as exc:  # pragma: no cover - optional peer
         print(f"(skipping Shimmy/OpenSpiel: {exc})")
     rng = np.random.default_rng(0)
-    results: dict[str, list[float]] = {name: [] for name in configs}
+    loads = [False, True] if args.busy else [False]
+    runs: dict[bool, dict[str, list[float]]] = {load: {n: [] for n in configs} for load in loads}
     for _ in range(args.repeats):  # interleave configurations against machine noise
-        for name, make in configs.items():
-            results[name].append(play(make, args.seconds, rng))
-    print_ratio_table(results, "shimmy OpenSpiel liars_dice, 2 players", "environment")
+        for load in loads:
+            with busy_core(load):
+                for name, make in configs.items():
+                    runs[load][name].append(play(make, args.seconds, rng))
+    peer = "shimmy OpenSpiel liars_dice, 2 players"
+    idle = print_ratio_table(runs[False], peer, "environment")
+    if args.busy:
+        print()
+        print_ratio_table(runs[True], peer, "environment, one core busy")
+        busy = {name: statistics.median(values) for name, values in runs[True].items()}
+        print()
+        print_idle_busy_table(idle, busy, "environment")
 
 
 if __name__ == "__main__":
