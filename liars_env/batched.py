@@ -80,7 +80,8 @@ class BatchedEnv:
         device: Torch device for every tensor.
         seed: Seeds the batch's torch generator (dice and first openers).
         check_actions: Raise :class:`IllegalActionError` if an action is not legal
-            (one extra gather per step; turn off in trusted training loops).
+            (:meth:`is_legal`: a few look-ups per step; turn off in trusted training
+            loops).
         threads: Intra-op torch threads while it steps and resets (``None``: leave
             torch's setting). One by default, the only setting that stays fast when
             another process holds a core (see :mod:`liars_env.threads`).
@@ -253,8 +254,17 @@ class BatchedEnv:
     def is_legal(self, actions: torch.Tensor) -> torch.Tensor:
         """``(B,)`` bool: whether each game's action is legal for its acting player.
 
-        :meth:`legal_mask` at the given actions, without building the whole mask (ids
-        outside the action space are illegal).
+        :meth:`legal_mask` at ``actions`` (``(B,)`` integer ids), without building the
+        whole mask; ids outside the action space are illegal.
+
+        Example:
+            >>> env = BatchedEnv("perudo", num_envs=2, seed=0)
+            >>> _ = env.reset()
+            >>> one_two, ones = env.codec.encode_bid(1, 2), env.codec.encode_bid(1, 1)
+            >>> env.is_legal(torch.tensor([one_two, env.codec.challenge])).tolist()
+            [True, False]
+            >>> env.is_legal(torch.tensor([ones, -1])).tolist()  # perudo opens on no ones
+            [False, False]
         """
         nb = self.codec.num_bids
         actions = torch.as_tensor(actions, device=self.device).long()
