@@ -137,9 +137,14 @@ class BatchedEnv:
         self._off = {name: sl.start for name, sl in self.layout.slices.items()}
         if self._off["current_bid"] != self.rules.faces + 2 * self.num_players + 1:
             raise RuntimeError("BatchedEnv expects the round fields first in the layout")
-        # observe() multiplies the round fields by this row: own_dice and dice_left ÷ D
-        self._round_scale = torch.ones(self._off["current_bid"], device=dev)
-        self._round_scale[: self.layout.slices["dice_left"].stop] = 1.0 / r.dice_per_player
+        # the observation's values of each count (the layout's own tables, so that the
+        # float32 values are the scalar encoder's to the bit)
+        self._own_dice_value = torch.tensor(
+            self.layout.own_dice_values, dtype=torch.float32, device=dev
+        )
+        self._dice_left_value = torch.tensor(
+            self.layout.dice_left_values, dtype=torch.float32, device=dev
+        )
         self._penalty = loser_reward(self.num_players)
         self._allocate()
 
@@ -292,15 +297,15 @@ class BatchedEnv:
         relative = self._relative[:, cur]  # (P, B): each seat relative to the acting one
         head = torch.cat(
             [
-                face_counts(own.squeeze(1), self.rules.faces),
-                self.dice_left.gather(1, self._rotation[cur]),
-                self._seats == relative.gather(0, self.opener[None]).T,
-                self.palifico[:, None],
+                self._own_dice_value[face_counts(own.squeeze(1), self.rules.faces)],
+                self._dice_left_value[self.dice_left.gather(1, self._rotation[cur])],
+                (self._seats == relative.gather(0, self.opener[None]).T).float(),
+                self.palifico[:, None].float(),
             ],
             dim=1,
         )
-        obs = torch.zeros((b, size), device=self.device)
-        obs[:, : off["current_bid"]] = head.float() * self._round_scale
+        obs = torch.zeros((b, size), dtype=torch.float32, device=self.device)
+        obs[:, : off["current_bid"]] = head
         # the bid cells: history (one per bid of the round), then the current bid and its
         # bidder (written as 0 where no bid stands: their cells stay 0)
         lens = self.round_len
@@ -322,7 +327,7 @@ class BatchedEnv:
                 self._rows * size + off["current_bidder"] + last_bidder,
             ]
         )
-        ones = torch.ones(len(hit_row), device=self.device)
+        ones = torch.ones(len(hit_row), dtype=torch.float32, device=self.device)
         values = torch.cat([ones, has.float(), has.float()])
         obs.view(-1).index_put_((cells,), values)
         return obs

@@ -64,10 +64,13 @@ class ObservationLayout:
         self._off = {name: s.start for name, s in self.slices.items()}
         d = rules.dice_per_player
         inv_d = 1.0 / d
-        # Field values by count, computed as the encoder always has (own dice: float32
-        # counts times 1/D; dice left: count × 1/D in Python floats), looked up per write.
-        self._own_values = (np.arange(d + 1, dtype=np.float32) * inv_d).tolist()
-        self._left_values = [count * inv_d for count in range(d + 1)]
+        # The values written for a count (layout v1: own dice as float32 counts times
+        # 1/D, dice left as count × 1/D in Python floats; they differ in the last bit
+        # for some D). Every encoder, scalar or batched, looks them up here.
+        self.own_dice_values: list[float] = (np.arange(d + 1, dtype=np.float32) * inv_d).tolist()
+        """``own_dice`` value of each count 0..D (as stored in float32)."""
+        self.dice_left_values: list[float] = [count * inv_d for count in range(d + 1)]
+        """``dice_left`` value of each count 0..D (as stored in float32)."""
 
     def encode(self, state: GameState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (a fresh array each call)."""
@@ -78,11 +81,11 @@ class ObservationLayout:
         counts = [0] * (f + 1)
         for die in state.dice[seat]:
             counts[die] += 1
-        own = self._own_values
+        own = self.own_dice_values
         for face in range(1, f + 1):
             if counts[face]:
                 obs[face - 1] = own[counts[face]]
-        dice_left, left = off["dice_left"], self._left_values
+        dice_left, left = off["dice_left"], self.dice_left_values
         for s, count in enumerate(state.dice_left):
             obs[dice_left + (s - seat) % n] = left[count]
         obs[off["opener"] + (state.opener - seat) % n] = 1.0

@@ -94,6 +94,26 @@ def test_differential_against_the_scalar_engine(name, players, device):
     assert done >= 10
 
 
+@pytest.mark.parametrize("dice", [6, 7, 10])
+def test_differential_at_dice_counts_whose_values_round_differently(dice):
+    # count × 1/D in float64 and in float32 differ in the last bit for these D (e.g.
+    # 5/6); the batched observation must still equal the scalar encoder's
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=dice)
+    assert run_differential(rules, "cpu", num_envs=16, steps=300, seed=dice) >= 1
+
+
+def test_observations_are_float32_whatever_the_default_dtype():
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        env = BatchedEnv("perudo", num_envs=4, seed=0)
+        obs, _ = env.reset()
+        obs2, *_ = env.step(sample_legal(env.legal_mask(), torch.Generator().manual_seed(0)))
+    finally:
+        torch.set_default_dtype(before)
+    assert obs.dtype == obs2.dtype == torch.float32
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name, players", GRID)

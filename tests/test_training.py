@@ -428,6 +428,25 @@ def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
     assert source.endswith(f"{tiny_run.name}/checkpoints/best")
 
 
+@pytest.mark.parametrize(
+    ("cwd", "source", "expected"),
+    [
+        ("/work/main", "/work/main/runs/a/checkpoints/best", "runs/a/checkpoints/best"),
+        ("/work/main", "/scratch/me/runs/a/checkpoints/best", "runs/a/checkpoints/best"),
+        ("/", "/home/me/scratch/runs/a/checkpoints/best", "runs/a/checkpoints/best"),
+        ("/work", "/ckpt/checkpoints/best", "ckpt/checkpoints/best"),
+        ("/work", "/elsewhere/model", "model"),
+        ("/work", "/work", "work"),
+    ],
+)
+def test_export_names_its_source_without_absolute_paths(monkeypatch, cwd, source, expected):
+    from liars_train.export import portable_source
+
+    monkeypatch.setattr(Path, "cwd", classmethod(lambda cls: Path(cwd)))
+    monkeypatch.setattr(Path, "resolve", lambda self: self)
+    assert portable_source(source) == expected
+
+
 def agreement_with_bot(policy, bot: str, rules, games: int = 256) -> float:
     """Share of decisions where the policy's argmax is the bot's, in games the bot plays."""
     from liars_env.agents.batched import make_batched_bot

@@ -15,20 +15,24 @@ from liars_env.policy import CheckpointError, load_policy, write_checkpoint
 def portable_source(source: str | Path) -> str:
     """How ``meta.json`` names the checkpoint a model was exported from.
 
-    Relative to the working directory when it lies below it; otherwise the runs folder,
-    run, ``checkpoints`` and tag (the last four parts), so that no machine's absolute
-    path ends up in a shipped model.
+    Relative to the working directory when it lies below it (and that is not the
+    filesystem's root); otherwise the runs folder, run, ``checkpoints`` and tag (the
+    last four parts) or just the folder's name, so that no machine's absolute path ends
+    up in a shipped model.
 
     Example:
         >>> portable_source("/scratch/me/runs/perudo_3p/checkpoints/best")
         'runs/perudo_3p/checkpoints/best'
+        >>> portable_source("/ckpt/checkpoints/best")
+        'ckpt/checkpoints/best'
     """
     path = Path(source).resolve()
-    try:
-        return path.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        keep = 4 if path.parent.name == "checkpoints" else 1
-        return Path(*path.parts[-keep:]).as_posix()
+    cwd = Path.cwd().resolve()
+    if cwd != Path(cwd.anchor) and path != cwd and path.is_relative_to(cwd):
+        return path.relative_to(cwd).as_posix()
+    parts = path.parts[1:]  # without the root
+    keep = 4 if path.parent.name == "checkpoints" else 1
+    return "/".join(parts[-keep:]) or path.name
 
 
 def export(source: str, dest: str) -> None:

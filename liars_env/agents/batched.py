@@ -59,7 +59,7 @@ class BatchedRandomBot:
     ) -> torch.Tensor:
         """Uniformly random legal actions for the games ``rows``."""
         with using_threads(self.env.threads):
-            return sample_legal(mask[rows], self.generator)
+            return sample_legal(mask[rows], self.generator, threads=self.env.threads)
 
 
 class BatchedProbabilisticBot:
