@@ -193,6 +193,39 @@ class ActionCodec:
         """:attr:`raise_table` for palifico rounds."""
         return self._table(palifico=True)
 
+    @cached_property
+    def legal_after(self) -> np.ndarray:
+        """Legal actions by previous bid, ignoring the cap: ``bool[num_bids + 1, num_actions]``.
+
+        :attr:`raise_table` widened to the whole action space: the calls are legal once
+        a bid stands (rows ``1…``), never before it (row ``0``).
+        """
+        return self._with_calls(self.raise_table)
+
+    @cached_property
+    def palifico_legal_after(self) -> np.ndarray:
+        """:attr:`legal_after` for palifico rounds."""
+        return self._with_calls(self.palifico_raise_table)
+
+    @cached_property
+    def cap_table(self) -> np.ndarray:
+        """Actions the bid cap allows: ``bool[max_quantity + 1, num_actions]``.
+
+        Row ``c`` holds the bids of quantity at most ``c``, and every call.
+        """
+        caps = np.arange(self.max_quantity + 1)[:, None]
+        table = np.ones((self.max_quantity + 1, self.num_actions), dtype=bool)
+        table[:, : self.num_bids] = self.bid_quantity[None, :] <= caps
+        table.flags.writeable = False
+        return table
+
+    def _with_calls(self, raises: np.ndarray) -> np.ndarray:
+        table = np.ones((self.num_bids + 1, self.num_actions), dtype=bool)
+        table[:, : self.num_bids] = raises
+        table[0, self.num_bids :] = False  # no call before the opening bid
+        table.flags.writeable = False
+        return table
+
     def _table(self, *, palifico: bool) -> np.ndarray:
         table = np.zeros((self.num_bids + 1, self.num_bids), dtype=bool)
         bids = [self.decode_bid(a) for a in range(self.num_bids)]

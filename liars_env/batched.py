@@ -121,11 +121,10 @@ class BatchedEnv:
         self.generator.manual_seed(0 if seed is None else seed)
 
         dev, r = self.device, self.rules
-        self._raise_table = torch.tensor(self.codec.raise_table, device=dev)
-        self._palifico_table = torch.tensor(self.codec.palifico_raise_table, device=dev)
-        quantity = torch.tensor(self.codec.bid_quantity, device=dev)
-        # _cap_table[c]: the bids whose quantity is at most c
-        self._cap_table = quantity[None, :] <= torch.arange(r.max_quantity + 1, device=dev)[:, None]
+        # legality over the whole action space (see ActionCodec.legal_after, cap_table)
+        self._raise_table = torch.tensor(self.codec.legal_after, device=dev)
+        self._palifico_table = torch.tensor(self.codec.palifico_legal_after, device=dev)
+        self._cap_table = torch.tensor(self.codec.cap_table, device=dev)
         self._seats = torch.arange(self.num_players, device=dev)
         self._die_slots = torch.arange(r.dice_per_player, device=dev)
         self._rows = torch.arange(num_envs, device=dev)
@@ -245,16 +244,7 @@ class BatchedEnv:
     # ------------------------------------------------------------------ views
     def legal_mask(self) -> torch.Tensor:
         """``(B, num_actions)`` bool: the legal actions of each game's acting player."""
-        row = self.bid_id + 1
-        bids = self._raise_table.index_select(0, row)
-        if self.rules.palifico:
-            pal = self._palifico_table.index_select(0, row)
-            bids = torch.where(self.palifico[:, None], pal, bids)
-        if self.rules.bid_cap:
-            cap = bid_caps(self.rules, self.dice_left, self.current_player)
-            bids &= self._cap_table.index_select(0, cap)
-        calls = (self.bid_id >= 0)[:, None].expand(-1, self.num_actions - self.codec.num_bids)
-        return torch.cat([bids, calls], dim=1)
+        return self._legal(None)
 
     def is_legal(self, actions: torch.Tensor) -> torch.Tensor:
         """``(B,)`` bool: whether each game's action is legal for its acting player.
@@ -271,18 +261,26 @@ class BatchedEnv:
             >>> env.is_legal(torch.tensor([ones, -1])).tolist()  # perudo opens on no ones
             [False, False]
         """
-        nb = self.codec.num_bids
         actions = torch.as_tensor(actions, device=self.device).long()
         in_range = (actions >= 0) & (actions < self.num_actions)
-        bid = actions.clamp(0, nb - 1)
+        return in_range & self._legal(actions.clamp(0, self.num_actions - 1))
+
+    def _legal(self, actions: torch.Tensor | None) -> torch.Tensor:
+        """The legality tables at each game's row: every action (``None``), or one each."""
+
+        def take(table: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
+            return table.index_select(0, row) if actions is None else table[row, actions]
+
         row = self.bid_id + 1
-        raise_ok = self._raise_table[row, bid]
+        legal = take(self._raise_table, row)
         if self.rules.palifico:
-            raise_ok = torch.where(self.palifico, self._palifico_table[row, bid], raise_ok)
+            palifico = self.palifico if actions is not None else self.palifico[:, None]
+            legal = torch.where(palifico, take(self._palifico_table, row), legal)
         if self.rules.bid_cap:
-            cap = bid_caps(self.rules, self.dice_left, self.current_player)
-            raise_ok &= self._cap_table[cap, bid]
-        return in_range & torch.where(actions < nb, raise_ok, self.bid_id >= 0)
+            legal &= take(
+                self._cap_table, bid_caps(self.rules, self.dice_left, self.current_player)
+            )
+        return legal
 
     def observe(self) -> torch.Tensor:
         """``(B, size)`` float32 observations of the acting players (layout v1).
@@ -315,7 +313,7 @@ class BatchedEnv:
             hit_row * self.codec.num_bids + torch.arange(len(hit_row), device=self.device) - first
         )
         hit_bid, bidder = self.round_bids.view(-1)[slot], self.round_bidders.view(-1)[slot]
-        has = self.bid_id >= 0
+        has = (self.bid_id >= 0).float()
         last_bidder = relative.gather(0, self.last_bidder[None])[0]
         cells = torch.cat(
             [
@@ -328,7 +326,7 @@ class BatchedEnv:
             ]
         )
         ones = torch.ones(len(hit_row), dtype=torch.float32, device=self.device)
-        values = torch.cat([ones, has.float(), has.float()])
+        values = torch.cat([ones, has, has])
         obs.view(-1).index_put_((cells,), values)
         return obs
 

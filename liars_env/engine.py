@@ -186,25 +186,11 @@ class LiarsDiceGame:
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.codec = get_codec(rules)
-        n = self.codec.num_bids
-        # Legal-bid rows as int8 (so masks come out as int8 without a cast), and the
-        # per-cap quantity masks: row & cap_mask[cap] is the legal bid list. The
-        # _action_* tables span the whole action space (the calls are legal once a bid
-        # stands, and no cap limits them), so that a mask is one bitwise_and.
-        self._raise_rows = self.codec.raise_table.astype(np.int8)
-        self._palifico_rows = self.codec.palifico_raise_table.astype(np.int8)
-        self._cap_masks = (
-            self.codec.bid_quantity[None, :] <= np.arange(self.rules.max_quantity + 1)[:, None]
-        ).astype(np.int8)
-        self._num_bids = n
-        calls = self.codec.num_actions - n
-        after_bid = np.ones((len(self._raise_rows), calls), dtype=np.int8)
-        after_bid[0] = 0  # row 0: no bid yet, so no call
-        self._action_raise_rows = np.hstack([self._raise_rows, after_bid])
-        self._action_palifico_rows = np.hstack([self._palifico_rows, after_bid])
-        self._action_cap_masks = np.hstack(
-            [self._cap_masks, np.ones((len(self._cap_masks), calls), dtype=np.int8)]
-        )
+        # The codec's legality tables as int8 (so masks come out int8 without a cast):
+        # a mask is one bitwise_and of the row for the bid standing and the cap's row.
+        self._raise_rows = self.codec.legal_after.astype(np.int8)
+        self._palifico_rows = self.codec.palifico_legal_after.astype(np.int8)
+        self._cap_masks = self.codec.cap_table.astype(np.int8)
 
     # ------------------------------------------------------------------ new games
     def new_game(
@@ -301,13 +287,8 @@ class LiarsDiceGame:
         """Legal actions of the player to act as an ``int8`` 0/1 array (all 0 once over)."""
         if state.winner is not None:
             return np.zeros(self.codec.num_actions, dtype=np.int8)
-        if state.bids:
-            _, quantity, face = state.bids[-1]
-            row = (quantity - 1) * self.rules.faces + face
-        else:
-            row = 0
-        table = self._action_palifico_rows if state.palifico else self._action_raise_rows
-        return np.bitwise_and(table[row], self._action_cap_masks[self.cap(state)])
+        table, row = self._raise_rows_at(state)
+        return np.bitwise_and(table[row], self._cap_masks[self.cap(state)])
 
     def legal_actions(self, state: GameState) -> list[int]:
         """Legal action ids of the player to act, ascending."""
@@ -321,15 +302,16 @@ class LiarsDiceGame:
                 return False
         if state.winner is not None or not 0 <= action < self.codec.num_actions:
             return False
-        if action >= self._num_bids:
-            return bool(state.bids)
+        table, row = self._raise_rows_at(state)
+        return bool(table[row, action] and self._cap_masks[self.cap(state), action])
+
+    def _raise_rows_at(self, state: GameState) -> tuple[np.ndarray, int]:
+        """The legality table of the round (palifico or not) and the row of its latest bid."""
+        row = 0
         if state.bids:
             _, quantity, face = state.bids[-1]
             row = (quantity - 1) * self.rules.faces + face
-        else:
-            row = 0
-        table = self._palifico_rows if state.palifico else self._raise_rows
-        return bool(table[row, action]) and action // self.rules.faces < self.cap(state)
+        return (self._palifico_rows if state.palifico else self._raise_rows), row
 
     def illegal_reason(self, state: GameState, action: Any) -> str | None:
         """Why ``action`` is illegal now (naming the action, bid and rule), or ``None``."""

@@ -58,8 +58,8 @@ class BatchedRandomBot:
         self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None = None
     ) -> torch.Tensor:
         """Uniformly random legal actions for the games ``rows``."""
-        with using_threads(self.env.threads):
-            return sample_legal(mask[rows], self.generator, threads=self.env.threads)
+        with using_threads(self.env.threads):  # threads=None: keep this setting
+            return sample_legal(mask[rows], self.generator, threads=None)
 
 
 class BatchedProbabilisticBot:
