@@ -1,16 +1,20 @@
 """Decisions per second of the batched engine vs OpenSpiel's ``liars_dice`` via pyspiel.
 
-Each batched step samples one random legal action per game from the mask and steps
-every game; observations and masks are produced every step (they are part of what is
-timed). The peer is OpenSpiel's C++ ``liars_dice`` (2 players, 5 dice) driven from Python
+Each batched step samples one random legal action per game and steps every game;
+observations and masks are produced every step (they are part of what is timed). The
+actions come from ``BatchedEnv.sample_actions`` (look-ups in tables of each position's
+legal actions; ``--sampler env``, the default) or from ``sample_legal`` over the
+returned mask (``--sampler mask``, works on any mask); both draw the same actions for a
+seed. The peer is OpenSpiel's C++ ``liars_dice`` (2 players, 5 dice) driven from Python
 with ``pyspiel``, one game at a time, timed both bare (``legal_actions`` only) and with
 ``observation_tensor()`` every decision (the same work our engine does). Every figure is
 the median of several interleaved repeats.
 
 Run: ``python benchmarks/batched_throughput.py [--seconds 2] [--repeats 3] [--device cpu]
-[--threads N] [--busy]``. ``--threads`` sets the engine's threads (default: the engine's
-own default, one; 0: torch's default); ``--busy`` measures every configuration twice,
-idle and with a separate process spinning on one core, and prints both side by side.
+[--threads N] [--sampler env|mask] [--busy]``. ``--threads`` sets the engine's threads
+(default: the engine's own default, one; 0: torch's default); ``--busy`` measures every
+configuration twice, idle and with a separate process spinning on one core, and prints
+both side by side.
 """
 
 from __future__ import annotations
@@ -28,9 +32,14 @@ from liars_env.threads import DEFAULT_THREADS
 
 
 def batched_rate(
-    players: int, batch: int, seconds: float, device: str, threads: int | None = DEFAULT_THREADS
+    players: int,
+    batch: int,
+    seconds: float,
+    device: str,
+    threads: int | None = DEFAULT_THREADS,
+    sampler: str = "env",
 ) -> float:
-    """Decisions per second of random masked play at one batch size."""
+    """Decisions per second of random legal play at one batch size."""
     env = BatchedEnv(
         "perudo",
         num_envs=batch,
@@ -42,14 +51,20 @@ def batched_rate(
     )
     _, mask = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
+
+    def actions() -> torch.Tensor:
+        if sampler == "env":
+            return env.sample_actions(gen)
+        return sample_legal(mask, gen, threads=threads)
+
     for _ in range(5):  # warm-up
-        _, mask, _, _, _ = env.step(sample_legal(mask, gen, threads=threads))
+        _, mask, _, _, _ = env.step(actions())
     steps = 0
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        _, mask, _, _, _ = env.step(sample_legal(mask, gen, threads=threads))
+        _, mask, _, _, _ = env.step(actions())
         steps += 1
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -88,6 +103,12 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[256, 4096, 16384])
     parser.add_argument("--players", type=int, nargs="+", default=[3, 6])
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="0: torch's")
+    parser.add_argument(
+        "--sampler",
+        choices=["env", "mask"],
+        default="env",
+        help="env.sample_actions or sample_legal",
+    )
     parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     args = parser.parse_args()
     threads = args.threads or None
@@ -100,7 +121,9 @@ def main() -> None:
                     for batch in args.batches:
                         key = f"batched perudo {players}p, batch {batch} ({args.device})"
                         runs[load].setdefault(key, []).append(
-                            batched_rate(players, batch, args.seconds, args.device, threads)
+                            batched_rate(
+                                players, batch, args.seconds, args.device, threads, args.sampler
+                            )
                         )
                 try:
                     runs[load].setdefault("pyspiel liars_dice 2p (bare)", []).append(
@@ -111,7 +134,7 @@ def main() -> None:
                     )
                 except ImportError as exc:  # pragma: no cover - optional peer
                     print(f"(skipping pyspiel: {exc})")
-    print(f"threads: {threads or 'torch default'}")
+    print(f"threads: {threads or 'torch default'}, sampler: {args.sampler}")
     idle = print_ratio_table(runs[False], "pyspiel liars_dice 2p (bare)", "configuration")
     if args.busy:
         busy = {name: statistics.median(v) for name, v in runs[True].items()}

@@ -297,8 +297,9 @@ def first_holding(dice_left: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
         [[2, 0], [2, 0]]
     """
     b, p = dice_left.shape
-    candidates = _ring(p, dice_left.device)[start.reshape(b, -1)]  # (B, K, P)
-    holds = dice_left.gather(1, candidates.view(b, -1)).view(candidates.shape) > 0
+    k = 1 if start.dim() == 1 else start.shape[1]
+    candidates = _ring(p, dice_left.device)[start.reshape(b, k)]  # (B, K, P)
+    holds = dice_left.gather(1, candidates.view(b, k * p)).view(candidates.shape) > 0
     first = holds.to(torch.int8).argmax(2, keepdim=True)
     return candidates.gather(2, first).view(start.shape)
 

@@ -163,6 +163,44 @@ def test_sample_legal_runs_on_one_thread_and_restores_the_setting(monkeypatch):
     assert actions[0].item() in (1, 2) and actions[1].item() == 0  # no legal action: 0
 
 
+@pytest.mark.parametrize("name, players", [(n, p) for n, p in GRID if p in (2, 6)])
+def test_sample_actions_draws_what_sample_legal_draws_from_the_mask(name, players):
+    # the same generator state gives the same actions (the rank-th legal one), so the
+    # tables behind sample_actions hold exactly the mask's legal actions in id order
+    env = BatchedEnv(name, num_envs=96, num_players=players, dice_per_player=2, seed=5)
+    env.reset()
+    tables, mask_draws, rows = torch.Generator(), torch.Generator(), torch.tensor([0, 7, 95])
+    palifico_seen = False
+    for step in range(150):
+        tables.manual_seed(step)
+        mask_draws.manual_seed(step)
+        actions = env.sample_actions(tables)
+        assert torch.equal(actions, sample_legal(env.legal_mask(), mask_draws))
+        assert torch.equal(
+            env.sample_actions(tables, rows=rows), sample_legal(env.legal_mask()[rows], mask_draws)
+        )
+        palifico_seen |= bool(env.palifico.any())
+        env.step(actions)
+    assert palifico_seen == env.rules.palifico
+
+
+def test_sample_actions_is_uniform_and_falls_back_to_the_mask_for_large_tables():
+    env = BatchedEnv("perudo", num_envs=4000, seed=0)
+    env.reset()
+    env.step(torch.full((4000,), env.codec.encode_bid(13, 6)))  # few raises remain
+    legal = env.legal_mask()[0].nonzero().squeeze(1)
+    counts = torch.bincount(env.sample_actions(torch.Generator().manual_seed(0)))
+    assert set(counts.nonzero().squeeze(1).tolist()) == set(legal.tolist())
+    expected = 4000 / len(legal)
+    assert ((counts[legal] - expected).abs() < 5 * expected**0.5).all()
+    big = BatchedEnv("perudo", num_envs=8, seed=0)
+    big.SAMPLER_TABLE_LIMIT = 10  # too small for any table: the mask is used
+    big.reset()
+    assert big._sampler is None
+    g1, g2 = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    assert torch.equal(big.sample_actions(g1), sample_legal(big.legal_mask(), g2))
+
+
 @pytest.mark.parametrize("name", ["perudo", "perudo_palifico", "perudo_calza", "sanford"])
 def test_is_legal_agrees_with_the_mask_at_every_action(name):
     env = BatchedEnv(name, num_envs=64, seed=3)
