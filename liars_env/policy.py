@@ -209,10 +209,27 @@ def masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def sample_actions(
     logits: torch.Tensor, generator: torch.Generator | None = None, greedy: bool = False
 ) -> torch.Tensor:
-    """One action per row from masked logits (the argmax when ``greedy``)."""
+    """One action per row from masked logits (the argmax when ``greedy``).
+
+    Inverse-CDF sampling: one uniform number per row, located in the row's running sum of
+    probabilities (``torch.multinomial`` draws a number per action and costs ~15× more
+    here). An action of probability zero is never picked: its running sum equals its
+    predecessor's, and a draw that rounds up to the total takes the last action of
+    positive probability.
+
+    Example:
+        >>> logits = torch.tensor([[0.0, -1e9, 0.0], [-1e9, 5.0, -1e9]])
+        >>> sample_actions(logits, torch.Generator().manual_seed(0)).tolist()[1]
+        1
+    """
     if greedy:
         return logits.argmax(-1)
-    return torch.multinomial(masked_probabilities(logits), 1, generator=generator).squeeze(-1)
+    running = masked_probabilities(logits).cumsum(-1)
+    total = running[..., -1:]
+    u = torch.rand(total.shape, device=logits.device, generator=generator, dtype=total.dtype)
+    picked = torch.searchsorted(running, u * total, right=True)
+    last = (running < total).sum(-1, keepdim=True)  # the last action of positive probability
+    return torch.minimum(picked, last).squeeze(-1)
 
 
 def package_versions() -> dict[str, str]:

@@ -246,6 +246,17 @@ def test_masked_sampling_never_picks_an_illegal_action():
     assert mask[torch.arange(2000), sample_actions(masked, greedy=True)].all()
 
 
+def test_sampling_follows_the_policy_and_never_takes_a_trailing_illegal_action(monkeypatch):
+    logits = torch.tensor([[0.0, 1.0, -1e9, 2.0, -1e9, -1e9]]).repeat(100_000, 1)
+    actions = sample_actions(logits, torch.Generator().manual_seed(2))
+    freq = torch.bincount(actions, minlength=6) / len(actions)
+    assert torch.allclose(freq, torch.softmax(logits[0], 0), atol=0.006)
+    # a draw that rounds up to the whole running sum takes the last legal action (3), not
+    # an illegal one after it
+    monkeypatch.setattr(torch, "rand", lambda shape, **kw: torch.ones(shape))
+    assert sample_actions(logits[:2]).tolist() == [3, 3]
+
+
 @pytest.fixture()
 def good_checkpoint(tmp_path):
     rules = RuleSet.preset("perudo")
@@ -481,7 +492,7 @@ def test_a_teacher_is_imitated_then_faded_out(tmp_path):
                 *common,
                 "teacher=probabilistic",
                 "teacher_coef=5.0",
-                "teacher_steps=4096",
+                "teacher_steps=6144",  # fading over the whole run
             ],
         )
     )
@@ -494,13 +505,15 @@ def test_a_teacher_is_imitated_then_faded_out(tmp_path):
 
     events = EventAccumulator(str(tmp_path / "kick")).Reload()
     weight = [e.value for e in events.Scalars("train/teacher_weight")]
-    # 512 decisions per update: 8 updates of fading weight, then none
-    assert weight[0] == 5.0 and weight == sorted(weight, reverse=True) and len(weight) == 8
+    # 512 decisions per update: 12 updates of fading weight, then none
+    assert weight[0] == 5.0 and weight == sorted(weight, reverse=True) and len(weight) == 12
     loss = [e.value for e in events.Scalars("train/teacher_loss")]
     assert loss[-1] < loss[0] - 1.0, loss  # the teacher's moves became likely (3.8 → ~2)
     rules = ppo.game_rules(taught.args)
     with_teacher = agreement_with_bot(taught.policy, "probabilistic", rules)
     without = agreement_with_bot(control.policy, "probabilistic", rules)
+    # (the margin was 0.04–0.07 over seeds 0–2; with the teacher gone for the last third
+    # of the run, 0.02–0.07)
     assert with_teacher > without + 0.03, (with_teacher, without)
 
 
