@@ -136,6 +136,10 @@ class BatchedEnv:
         self._rotation = (self._seats[:, None] + self._seats[None, :]) % p
         # _relative[s, o] = (s − o) % P: seat s relative to observer o
         self._relative = (self._seats[:, None] - self._seats[None, :]) % p
+        # _move_cell[move · P + o]: where a move (bid id × P + bidder) goes in observer
+        # o's bid history, bid id × P + the bidder relative to o
+        move = torch.arange(self.codec.num_bids * p, device=dev)
+        self._move_cell = ((move // p * p)[:, None] + self._relative[move % p]).view(-1)
         self._off = {name: sl.start for name, sl in self.layout.slices.items()}
         if self._off["current_bid"] != self.rules.faces + 2 * self.num_players + 1:
             raise RuntimeError("BatchedEnv expects the round fields first in the layout")
@@ -159,11 +163,13 @@ class BatchedEnv:
         self.opener = torch.zeros(b, dtype=torch.long, device=dev)
         self.bid_id = torch.full((b,), -1, dtype=torch.long, device=dev)
         self.last_bidder = torch.zeros(b, dtype=torch.long, device=dev)
-        # The round's bids in order (a round never repeats a bid, so at most num_bids):
-        # round_bids[g, :round_len[g]] and who made them.
+        # The round's moves in order (a round never repeats a bid, so at most num_bids):
+        # round_moves[g, :round_len[g]], each bid id × P + its bidder (small ints: the
+        # rows are written and read at random, so the fewer bytes the better)
         self.round_len = torch.zeros(b, dtype=torch.long, device=dev)
-        self.round_bids = torch.zeros((b, self.codec.num_bids), dtype=torch.long, device=dev)
-        self.round_bidders = torch.zeros((b, self.codec.num_bids), dtype=torch.long, device=dev)
+        moves = self.codec.num_bids * p
+        dtype = torch.int16 if moves < 2**15 else torch.int32
+        self.round_moves = torch.zeros((b, self.codec.num_bids), dtype=dtype, device=dev)
         self.palifico = torch.zeros(b, dtype=torch.bool, device=dev)
         self.had_palifico = torch.zeros((b, p), dtype=torch.bool, device=dev)
 
@@ -208,10 +214,8 @@ class BatchedEnv:
         if bid_rows is not None and bid_rows.numel():
             slot = self.round_len.index_select(0, bid_rows)
             at = bid_rows * self.codec.num_bids + slot  # flat (row, slot)
-            self.round_bids.view(-1).index_copy_(0, at, bids)
-            self.round_bidders.view(-1).index_copy_(
-                0, at, self.last_bidder.index_select(0, bid_rows)
-            )
+            move = bids * p + self.last_bidder.index_select(0, bid_rows)
+            self.round_moves.view(-1).index_copy_(0, at, move.to(self.round_moves.dtype))
             self.round_len.index_copy_(0, bid_rows, slot + 1)
         roll = (1, r.faces + 1)
         starts, openers, rolled = [], [], []
@@ -395,8 +399,9 @@ class BatchedEnv:
         )
         obs = torch.zeros((b, size), dtype=torch.float32, device=self.device)
         obs[:, : off["current_bid"]] = head
-        # The round's bids, flattened: game hit_row[i] made its k-th bid hit_bid[i] (k =
-        # i − first[hit_row[i]]), by the seat hit_seat[i] relative to the actor.
+        # The round's moves, flattened: game hit_row[i] made its k-th move (k = i −
+        # first[hit_row[i]]), which goes to history cell hit_cell[i] (bid id × P + the
+        # bidder relative to the actor)
         lens = self.round_len
         ends = lens.cumsum(0)
         hit_row = torch.repeat_interleave(self._rows, lens)
@@ -404,19 +409,16 @@ class BatchedEnv:
         slot = (
             hit_row * self.codec.num_bids + torch.arange(len(hit_row), device=self.device) - first
         )
-        hit_bid = self.round_bids.view(-1).index_select(0, slot)
-        bidder = self.round_bidders.view(-1).index_select(0, slot)
-        hit_seat = self._relative.view(-1).index_select(
-            0, bidder * p + cur.index_select(0, hit_row)
-        )
-        # the current bid and its bidder are the round's last bid, where one stands
+        move = self.round_moves.view(-1).index_select(0, slot).long()
+        hit_cell = self._move_cell.index_select(0, move * p + cur.index_select(0, hit_row))
+        # the current bid and its bidder are the round's last move, where one stands
         standing = (lens > 0).nonzero().squeeze(1)
-        last = ends.index_select(0, standing) - 1
+        last = hit_cell.index_select(0, ends.index_select(0, standing) - 1)
         cells = torch.cat(
             [
-                hit_row * size + off["bid_history"] + hit_bid * p + hit_seat,
-                standing * size + off["current_bid"] + hit_bid.index_select(0, last),
-                standing * size + off["current_bidder"] + hit_seat.index_select(0, last),
+                hit_row * size + off["bid_history"] + hit_cell,
+                standing * size + off["current_bid"] + last // p,
+                standing * size + off["current_bidder"] + last % p,
             ]
         )
         obs.view(-1).index_fill_(0, cells, 1.0)
