@@ -305,29 +305,20 @@ class BatchedEnv:
             True
         """
         with using_threads(self.threads):
-            tables = self._sampler
-            if rows is None:
-                bid_id, palifico, cur, dice_left = (
-                    self.bid_id,
-                    self.palifico,
-                    self.current_player,
-                    self.dice_left,
-                )
-            else:
-                rows = torch.as_tensor(rows, device=self.device).long()
-                bid_id, palifico = self.bid_id[rows], self.palifico[rows]
-                cur, dice_left = self.current_player[rows], self.dice_left[rows]
-            if tables is None:
-                mask = self.legal_mask() if rows is None else self.legal_mask()[rows]
-                return sample_legal(mask, generator, threads=None)
-            counts, kth = tables
+            if self._sampler is None:
+                mask = self.legal_mask()
+                return sample_legal(mask if rows is None else mask[rows], generator, threads=None)
+            counts, kth = self._sampler
+            # each game's position: (palifico round, previous bid row, bid cap), flat
             caps = counts.shape[-1]
-            index = bid_id + 1
+            index = self.bid_id + 1
             if self.rules.palifico:
-                index = index + palifico.long() * (self.codec.num_bids + 1)
+                index = index + self.palifico.long() * (self.codec.num_bids + 1)
             index = index * caps
             if caps > 1:
-                index += bid_caps(self.rules, dice_left, cur)
+                index += bid_caps(self.rules, self.dice_left, self.current_player)
+            if rows is not None:
+                index = index[torch.as_tensor(rows, device=self.device).long()]
             count = counts.view(-1).index_select(0, index)
             u = torch.rand(len(index), 1, device=self.device, generator=generator).squeeze(1)
             # the rank's arithmetic is sample_legal's (float32 u × count), so equal draws
@@ -386,13 +377,13 @@ class BatchedEnv:
         b, size, off, p = self.num_envs, self.observation_size, self._off, self.num_players
         cur = self.current_player
         own = self.dice.gather(1, cur[:, None, None].expand(-1, 1, self.rules.dice_per_player))
-        relative = self._relative.index_select(1, cur)  # (P, B): seats relative to the actor
         rotated = self.dice_left.gather(1, self._rotation.index_select(0, cur))
+        opener = _lookup(self._relative.view(-1), self.opener * p + cur)  # relative to cur
         head = torch.cat(
             [
                 _lookup(self._own_dice_value, face_counts(own.squeeze(1), self.rules.faces)),
                 _lookup(self._dice_left_value, rotated),
-                (self._seats == relative.gather(0, self.opener[None]).T).float(),
+                (self._seats == opener[:, None]).float(),
                 self.palifico[:, None].float(),
             ],
             dim=1,

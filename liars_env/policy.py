@@ -214,8 +214,8 @@ def sample_actions(
     Inverse-CDF sampling: one uniform number per row, located in the row's running sum of
     probabilities (``torch.multinomial`` draws a number per action and costs ~15× more
     here). An action of probability zero is never picked: its running sum equals its
-    predecessor's, and a draw that rounds up to the total takes the last action of
-    positive probability.
+    predecessor's, and the draw is kept strictly below the total (``u × total`` can round
+    up to it), so it always lands at or before the last action of positive probability.
 
     Example:
         >>> logits = torch.tensor([[0.0, -1e9, 0.0], [-1e9, 5.0, -1e9]])
@@ -227,9 +227,9 @@ def sample_actions(
     running = masked_probabilities(logits).cumsum(-1)
     total = running[..., -1:]
     u = torch.rand(total.shape, device=logits.device, generator=generator, dtype=total.dtype)
-    picked = torch.searchsorted(running, u * total, right=True)
-    last = (running < total).sum(-1, keepdim=True)  # the last action of positive probability
-    return torch.minimum(picked, last).squeeze(-1)
+    below_total = torch.nextafter(total, torch.zeros_like(total))
+    draw = torch.minimum(u * total, below_total)
+    return torch.searchsorted(running, draw, right=True).squeeze(-1)
 
 
 def package_versions() -> dict[str, str]:

@@ -505,7 +505,7 @@ def test_a_teacher_is_imitated_then_faded_out(tmp_path):
 
     events = EventAccumulator(str(tmp_path / "kick")).Reload()
     weight = [e.value for e in events.Scalars("train/teacher_weight")]
-    # 512 decisions per update: 12 updates of fading weight, then none
+    # 512 decisions per update: 12 updates of fading weight, the last near 0
     assert weight[0] == 5.0 and weight == sorted(weight, reverse=True) and len(weight) == 12
     loss = [e.value for e in events.Scalars("train/teacher_loss")]
     assert loss[-1] < loss[0] - 1.0, loss  # the teacher's moves became likely (3.8 → ~2)
