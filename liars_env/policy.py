@@ -42,6 +42,10 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used: missing, corrupt or built for something else."""
 
 
+class RulesMismatchError(CheckpointError):
+    """A checkpoint trained under other rules than the ones asked for."""
+
+
 @dataclass(frozen=True)
 class NetworkShape:
     """Sizes of a :class:`PolicyNet`."""
@@ -338,7 +342,7 @@ def load_policy(
             for k, v in trained_rules.to_dict().items()
             if getattr(rules, k) != v
         }
-        raise CheckpointError(
+        raise RulesMismatchError(
             f"checkpoint {path} was trained for other rules: "
             + ", ".join(f"{k}={a!r} (asked for {b!r})" for k, (a, b) in changed.items())
         )

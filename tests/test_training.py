@@ -16,6 +16,7 @@ from liars_env.policy import (
     CheckpointError,
     NetworkShape,
     PolicyNet,
+    RulesMismatchError,
     build_meta,
     load_policy,
     load_trainer_state,
@@ -134,6 +135,24 @@ def test_init_checkpoint_errors(tiny_run, tmp_path):
     other_rules = {**wider, "hidden_size": 32, "num_players": 2}
     with pytest.raises(CheckpointError):
         ppo.Trainer(ppo.make_args(other_rules))
+
+
+def test_init_other_rules_transfers_weights_between_variants(tiny_run, tmp_path):
+    config = json.loads((tiny_run / "config.json").read_text())
+    best = tiny_run / "checkpoints" / "best"
+    config.update(runs_dir=str(tmp_path), run_name="transfer", init_checkpoint=str(best))
+    assert config["rules"] == "perudo"
+    palifico = {**config, "rules": "perudo_palifico"}  # same observation and action sizes
+    with pytest.raises(RulesMismatchError, match="palifico=False .*init_other_rules: true"):
+        ppo.Trainer(ppo.make_args(palifico))
+    trainer = ppo.Trainer(ppo.make_args({**palifico, "init_other_rules": True}))
+    assert trainer.rules.palifico and trainer.policy.rules.palifico  # tables of the new rules
+    reference, _ = load_policy(best)
+    for name, tensor in reference.state_dict().items():
+        assert torch.equal(trainer.policy.state_dict()[name], tensor), name
+    calza = {**config, "rules": "perudo_calza", "init_other_rules": True}  # one more action
+    with pytest.raises(ValueError, match="differs from the config"):
+        ppo.Trainer(ppo.make_args(calza))
 
 
 def test_a_fresh_run_refuses_a_folder_with_checkpoints(tiny_run, tmp_path, capsys):

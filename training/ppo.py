@@ -42,6 +42,7 @@ from liars_env.policy import (
     CheckpointError,
     NetworkShape,
     PolicyNet,
+    RulesMismatchError,
     build_meta,
     load_policy,
     masked_entropy,
@@ -199,6 +200,12 @@ class Args:
     model under new settings; empty: fresh weights). Its rules and network shape must
     match this config; the league, optimizer and counters start afresh. ``--resume``
     ignores it (the run's own checkpoint wins)."""
+    init_other_rules: bool = False
+    """Let ``init_checkpoint`` come from a model trained under other rules whose network
+    has the same shape (the same observation and action sizes): transfer learning, e.g.
+    a ``perudo`` model as the start of a ``perudo_palifico`` one. The network's
+    rule-derived tables (bid features, beliefs) are built for this config's rules; only
+    the learned weights are taken. Off: other rules are a ``CheckpointError``."""
     progress: bool = True
     """Show a progress bar."""
     overwrite: bool = False
@@ -349,7 +356,14 @@ class Trainer:
                     f"init_checkpoint {args.init_checkpoint!r} is not a checkpoint folder "
                     "(expected a folder with model.safetensors and meta.json)"
                 )
-            init, _ = load_policy(args.init_checkpoint, self.rules, device=self.device)
+            check = None if args.init_other_rules else self.rules
+            try:
+                init, _ = load_policy(args.init_checkpoint, check, device=self.device)
+            except RulesMismatchError as exc:
+                raise RulesMismatchError(
+                    f"init_checkpoint: {exc} (set init_other_rules: true to start from it "
+                    "anyway, if the network's shape fits)"
+                ) from None
             source = f"init_checkpoint {args.init_checkpoint}"
         if init is not None:
             if init.shape != self.shape:
