@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
@@ -197,6 +198,68 @@ class PolicyNet(nn.Module):
         logits = self.policy_head(hidden)
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
         return logits, self.value_head(hidden).squeeze(-1)
+
+
+NEW_CALL_BIAS = -2.0
+"""Bias of an action :func:`transfer_weights` starts afresh, relative to a challenge's."""
+
+
+def transfer_weights(source: PolicyNet, target: PolicyNet) -> list[int]:
+    """Copies a trained network into one built for other rules (transfer learning).
+
+    Every layer but the policy head must have the same shape in both (the observation
+    sizes and bid features agree, e.g. ``perudo`` and ``perudo_palifico`` or
+    ``perudo_calza`` at one table size). The policy head's rows follow the actions'
+    meanings: a bid keeps its (quantity, face) row, a challenge its row; a call the
+    source has no row for (an exact call) starts as the challenge's row with
+    :data:`NEW_CALL_BIAS` added to its bias, so that it begins as a rarer call. The
+    rule-derived tables stay the target's own.
+
+    Args:
+        source: The trained network (its ``rules`` set).
+        target: A network for the new rules; its weights are overwritten.
+
+    Returns:
+        The target's action ids that had no counterpart in the source.
+
+    Raises:
+        ValueError: if a layer other than the policy head differs in shape, or the
+            bids of the two rule sets do not coincide.
+    """
+    if source.rules is None or target.rules is None:
+        raise ValueError("transfer_weights needs networks built with their rules")
+    from liars_env.actions import ActionCodec
+
+    src_codec, dst_codec = ActionCodec(source.rules), ActionCodec(target.rules)
+    same_bids = np.array_equal(src_codec.bid_quantity, dst_codec.bid_quantity) and np.array_equal(
+        src_codec.bid_face, dst_codec.bid_face
+    )
+    if not same_bids:
+        raise ValueError(
+            f"cannot transfer: the bids differ ({src_codec.num_bids} bid ids in the "
+            f"source, {dst_codec.num_bids} in the target)"
+        )
+    weights = source.state_dict()
+    mine = target.state_dict()
+    for name, tensor in weights.items():
+        if not name.startswith("policy_head.") and tensor.shape != mine[name].shape:
+            raise ValueError(
+                f"cannot transfer: layer {name} is {tuple(tensor.shape)} in the source "
+                f"and {tuple(mine[name].shape)} in the target"
+            )
+    rows = list(range(dst_codec.num_bids)) + [src_codec.challenge]
+    fresh = []
+    if dst_codec.exact is not None:
+        if src_codec.exact is None:
+            fresh.append(dst_codec.exact)
+        rows.append(src_codec.challenge if src_codec.exact is None else src_codec.exact)
+    index = torch.tensor(rows)
+    weights["policy_head.weight"] = weights["policy_head.weight"].index_select(0, index)
+    bias = weights["policy_head.bias"].index_select(0, index).clone()
+    bias[fresh] += NEW_CALL_BIAS
+    weights["policy_head.bias"] = bias
+    target.load_state_dict(weights)
+    return fresh
 
 
 def masked_probabilities(logits: torch.Tensor) -> torch.Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from liars_env.policy import (
     load_policy,
     load_trainer_state,
     sample_actions,
+    transfer_weights,
     write_checkpoint,
 )
 from liars_train import ppo, train_cli
@@ -150,9 +152,36 @@ def test_init_other_rules_transfers_weights_between_variants(tiny_run, tmp_path)
     reference, _ = load_policy(best)
     for name, tensor in reference.state_dict().items():
         assert torch.equal(trainer.policy.state_dict()[name], tensor), name
-    calza = {**config, "rules": "perudo_calza", "init_other_rules": True}  # one more action
-    with pytest.raises(ValueError, match="differs from the config"):
-        ppo.Trainer(ppo.make_args(calza))
+    calza = {**config, "rules": "perudo_calza", "init_other_rules": True}  # + the exact call
+    trainer = ppo.Trainer(ppo.make_args(calza))
+    head, old = trainer.policy.state_dict(), reference.state_dict()
+    exact, challenge = trainer.env.codec.exact, trainer.env.codec.challenge
+    assert exact == 91 and challenge == 90
+    assert torch.equal(head["policy_head.weight"][:91], old["policy_head.weight"])
+    assert torch.equal(head["policy_head.weight"][exact], old["policy_head.weight"][challenge])
+    assert head["policy_head.bias"][exact] == old["policy_head.bias"][challenge] - 2.0
+    wider = {**calza, "hidden_size": 48}
+    with pytest.raises(ValueError, match="beyond the number of actions"):
+        ppo.Trainer(ppo.make_args(wider))
+
+
+def test_transfer_weights_follows_the_actions_meanings():
+    shape = NetworkShape(376, 92, 16, 1, True, True)
+    calza = PolicyNet(shape, RuleSet.preset("perudo_calza", num_players=3))
+    perudo = PolicyNet(replace(shape, num_actions=91), RuleSet.preset("perudo", num_players=3))
+    assert transfer_weights(calza, perudo) == []  # the exact call's row is dropped
+    head = calza.state_dict()["policy_head.weight"]
+    assert torch.equal(perudo.state_dict()["policy_head.weight"], head[:91])
+    rules = RuleSet.preset("perudo", num_players=2)
+    size = ObservationLayout(rules).size
+    two = PolicyNet(NetworkShape(size, 61, 16, 1, True, True), rules)
+    with pytest.raises(ValueError, match="the bids differ"):  # 10 dice in play, not 15
+        transfer_weights(two, perudo)
+    palifico = PolicyNet(
+        replace(shape, hidden_size=8), RuleSet.preset("perudo_palifico", num_players=3)
+    )
+    with pytest.raises(ValueError, match="layer torso.0.weight"):
+        transfer_weights(calza, palifico)
 
 
 def test_a_fresh_run_refuses_a_folder_with_checkpoints(tiny_run, tmp_path, capsys):

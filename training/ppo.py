@@ -28,7 +28,7 @@ import random
 import shutil
 import time
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from liars_env.policy import (
     load_policy,
     masked_entropy,
     sample_actions,
+    transfer_weights,
 )
 from liars_env.rules import PRESETS, RuleSet
 from liars_env.threads import using_threads
@@ -202,10 +203,12 @@ class Args:
     ignores it (the run's own checkpoint wins)."""
     init_other_rules: bool = False
     """Let ``init_checkpoint`` come from a model trained under other rules whose network
-    has the same shape (the same observation and action sizes): transfer learning, e.g.
-    a ``perudo`` model as the start of a ``perudo_palifico`` one. The network's
-    rule-derived tables (bid features, beliefs) are built for this config's rules; only
-    the learned weights are taken. Off: other rules are a ``CheckpointError``."""
+    fits (the same observation size, layers and bids): transfer learning, e.g. a
+    ``perudo`` model as the start of a ``perudo_palifico`` or ``perudo_calza`` one. The
+    network's rule-derived tables (bid features, beliefs) are built for this config's
+    rules; the policy head's rows follow the actions' meanings, and an exact call the
+    source lacks starts as a rarer challenge (:func:`liars_env.policy.transfer_weights`).
+    Off: other rules are a ``RulesMismatchError``."""
     progress: bool = True
     """Show a progress bar."""
     overwrite: bool = False
@@ -365,7 +368,15 @@ class Trainer:
                     "anyway, if the network's shape fits)"
                 ) from None
             source = f"init_checkpoint {args.init_checkpoint}"
-        if init is not None:
+        if init is not None and init.rules != self.rules:  # init_other_rules: transfer
+            fits = init.shape == replace(self.shape, num_actions=init.shape.num_actions)
+            if not fits:
+                raise ValueError(
+                    f"{source}: network {init.shape} differs from the config {self.shape} "
+                    "beyond the number of actions"
+                )
+            transfer_weights(init, self.policy)
+        elif init is not None:
             if init.shape != self.shape:
                 raise ValueError(
                     f"{source}: network {init.shape} differs from the config {self.shape}"
