@@ -247,13 +247,15 @@ def transfer_weights(source: PolicyNet, target: PolicyNet) -> list[int]:
                 f"cannot transfer: layer {name} is {tuple(tensor.shape)} in the source "
                 f"and {tuple(mine[name].shape)} in the target"
             )
-    rows = list(range(dst_codec.num_bids)) + [src_codec.challenge]
+    # rows[a]: the source's row for the target's action a
+    rows = list(range(dst_codec.num_actions))
+    rows[dst_codec.challenge] = src_codec.challenge
     fresh = []
     if dst_codec.exact is not None:
         if src_codec.exact is None:
             fresh.append(dst_codec.exact)
-        rows.append(src_codec.challenge if src_codec.exact is None else src_codec.exact)
-    index = torch.tensor(rows)
+        rows[dst_codec.exact] = src_codec.challenge if src_codec.exact is None else src_codec.exact
+    index = torch.tensor(rows, device=weights["policy_head.weight"].device)
     weights["policy_head.weight"] = weights["policy_head.weight"].index_select(0, index)
     bias = weights["policy_head.bias"].index_select(0, index).clone()
     bias[fresh] += NEW_CALL_BIAS
