@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.actions import ActionCodec
 from liars_env.agents import make_agent, view_of
 from liars_env.policy import (
     CheckpointError,
@@ -438,6 +439,12 @@ def test_shipped_configs_load(config):
         check_member_spec(spec)
     for spec in args.eval_opponents:
         make_agent(spec, rules)
+    start = Path(__file__).parents[1] / args.init_checkpoint
+    if args.init_checkpoint.startswith("checkpoints/"):  # a shipped model: it must fit
+        model, _ = load_policy(start, None if args.init_other_rules else rules)
+        if args.init_other_rules:  # transfer: the network fits the config's rules
+            shape = replace(model.shape, num_actions=ActionCodec(rules).num_actions)
+            transfer_weights(model, PolicyNet(shape, rules))
 
 
 @pytest.mark.parametrize("preset", ["perudo", "perudo_palifico", "sanford", "common_hand"])
