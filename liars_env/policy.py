@@ -21,7 +21,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from liars_env.array_rules import known_matches, own_bid_tails, round_wild, tail_table, wild_faces
+from liars_env.engine import get_codec
 from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
 from liars_env.rules import RuleSet
 
@@ -207,8 +208,8 @@ NEW_CALL_BIAS = -2.0
 def transfer_weights(source: PolicyNet, target: PolicyNet) -> list[int]:
     """Copies a trained network into one built for other rules (transfer learning).
 
-    Every layer but the policy head must have the same shape in both (the observation
-    sizes and bid features agree, e.g. ``perudo`` and ``perudo_palifico`` or
+    The two :class:`NetworkShape` may differ only in the number of actions (the
+    observation sizes and bid features agree, e.g. ``perudo`` and ``perudo_palifico`` or
     ``perudo_calza`` at one table size). The policy head's rows follow the actions'
     meanings: a bid keeps its (quantity, face) row, a challenge its row; a call the
     source has no row for (an exact call) starts as the challenge's row with
@@ -223,14 +224,18 @@ def transfer_weights(source: PolicyNet, target: PolicyNet) -> list[int]:
         The target's action ids that had no counterpart in the source.
 
     Raises:
-        ValueError: if a layer other than the policy head differs in shape, or the
+        ValueError: if the networks differ in more than the number of actions, or the
             bids of the two rule sets do not coincide.
     """
     if source.rules is None or target.rules is None:
         raise ValueError("transfer_weights needs networks built with their rules")
-    from liars_env.actions import ActionCodec
-
-    src_codec, dst_codec = ActionCodec(source.rules), ActionCodec(target.rules)
+    if replace(source.shape, num_actions=target.shape.num_actions) != target.shape:
+        raise ValueError(
+            f"cannot transfer: network {source.shape} differs from {target.shape} beyond "
+            "the number of actions"
+        )
+    src_codec, dst_codec = get_codec(source.rules), get_codec(target.rules)
+    # one observation size can hold other bids (1 die each: 2 players of 6 faces, 3 of 3)
     same_bids = np.array_equal(src_codec.bid_quantity, dst_codec.bid_quantity) and np.array_equal(
         src_codec.bid_face, dst_codec.bid_face
     )
@@ -240,13 +245,6 @@ def transfer_weights(source: PolicyNet, target: PolicyNet) -> list[int]:
             f"source, {dst_codec.num_bids} in the target)"
         )
     weights = source.state_dict()
-    mine = target.state_dict()
-    for name, tensor in weights.items():
-        if not name.startswith("policy_head.") and tensor.shape != mine[name].shape:
-            raise ValueError(
-                f"cannot transfer: layer {name} is {tuple(tensor.shape)} in the source "
-                f"and {tuple(mine[name].shape)} in the target"
-            )
     # rows[a]: the source's row for the target's action a
     rows = list(range(dst_codec.num_actions))
     rows[dst_codec.challenge] = src_codec.challenge

@@ -28,7 +28,7 @@ import random
 import shutil
 import time
 import typing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -369,13 +369,10 @@ class Trainer:
                 ) from None
             source = f"init_checkpoint {args.init_checkpoint}"
         if init is not None and init.rules != self.rules:  # init_other_rules: transfer
-            fits = init.shape == replace(self.shape, num_actions=init.shape.num_actions)
-            if not fits:
-                raise ValueError(
-                    f"{source}: network {init.shape} differs from the config {self.shape} "
-                    "beyond the number of actions"
-                )
-            transfer_weights(init, self.policy)
+            try:
+                transfer_weights(init, self.policy)
+            except ValueError as exc:
+                raise ValueError(f"{source}: {exc}") from None
         elif init is not None:
             if init.shape != self.shape:
                 raise ValueError(
