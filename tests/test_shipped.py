@@ -36,3 +36,19 @@ def test_a_shipped_model_loads_plays_and_has_its_card(folder):
         action = agent.act(view_of(game, layout, state))
         assert game.is_legal(state, action)
         game.apply(state, action, rng)
+
+
+def test_a_shipped_model_serves_every_preset_with_its_rules():
+    """Presets are compared by their rules, not their names: the model trained for
+    ``sanford_flexible`` plays ``ones_not_wild`` (the same rule set), and no other."""
+    rules = {
+        name: RuleSet.preset(name, num_players=3) for name in ("sanford_flexible", "ones_not_wild")
+    }
+    assert rules["sanford_flexible"] == rules["ones_not_wild"]
+    folder = Path(__file__).parents[1] / "checkpoints" / "sanford_flexible_3p"
+    agent = make_agent(f"checkpoint:{folder}", rules["ones_not_wild"], seed=0)
+    game, layout = LiarsDiceGame(rules["ones_not_wild"]), ObservationLayout(rules["ones_not_wild"])
+    state = game.new_game(np.random.default_rng(0))
+    assert game.is_legal(state, agent.act(view_of(game, layout, state)))
+    with pytest.raises(ValueError, match="other rules"):  # sanford: another raise rule
+        make_agent(f"checkpoint:{folder}", RuleSet.preset("sanford", num_players=3), seed=0)
