@@ -26,11 +26,16 @@ def test_a_shipped_model_loads_plays_and_has_its_card(folder):
     for section in ("## Training history", "## Against every bot", "liars-exploit"):
         assert section in card, section
     rules = RuleSet.from_dict(json.loads((folder / "meta.json").read_text())["rules"])
+    assert_plays_legal_moves(folder, rules)
+
+
+def assert_plays_legal_moves(folder: Path, rules: RuleSet, moves: int = 30) -> None:
+    """The checkpoint, loaded for ``rules``, plays ``moves`` legal moves for every seat."""
     agent = make_agent(f"checkpoint:{folder}", rules, seed=0)
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
     rng = np.random.default_rng(0)
     state = game.new_game(rng)
-    for _ in range(30):  # it plays legal moves for every seat
+    for _ in range(moves):
         if state.is_over:
             break
         action = agent.act(view_of(game, layout, state))
@@ -41,14 +46,9 @@ def test_a_shipped_model_loads_plays_and_has_its_card(folder):
 def test_a_shipped_model_serves_every_preset_with_its_rules():
     """Presets are compared by their rules, not their names: the model trained for
     ``sanford_flexible`` plays ``ones_not_wild`` (the same rule set), and no other."""
-    rules = {
-        name: RuleSet.preset(name, num_players=3) for name in ("sanford_flexible", "ones_not_wild")
-    }
-    assert rules["sanford_flexible"] == rules["ones_not_wild"]
+    ones_not_wild = RuleSet.preset("ones_not_wild", num_players=3)
+    assert ones_not_wild == RuleSet.preset("sanford_flexible", num_players=3)
     folder = Path(__file__).parents[1] / "checkpoints" / "sanford_flexible_3p"
-    agent = make_agent(f"checkpoint:{folder}", rules["ones_not_wild"], seed=0)
-    game, layout = LiarsDiceGame(rules["ones_not_wild"]), ObservationLayout(rules["ones_not_wild"])
-    state = game.new_game(np.random.default_rng(0))
-    assert game.is_legal(state, agent.act(view_of(game, layout, state)))
+    assert_plays_legal_moves(folder, ones_not_wild)
     with pytest.raises(ValueError, match="other rules"):  # sanford: another raise rule
         make_agent(f"checkpoint:{folder}", RuleSet.preset("sanford", num_players=3), seed=0)

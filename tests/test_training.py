@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
-from liars_env.actions import ActionCodec
 from liars_env.agents import make_agent, view_of
+from liars_env.engine import get_codec
 from liars_env.policy import (
     CheckpointError,
     NetworkShape,
@@ -449,7 +449,7 @@ def test_shipped_configs_load(config):
         start = Path(__file__).parents[1] / args.init_checkpoint
         model, _ = load_policy(start, None if args.init_other_rules else rules)
         if args.init_other_rules:  # transfer: the network fits the config's rules
-            shape = replace(model.shape, num_actions=ActionCodec(rules).num_actions)
+            shape = replace(model.shape, num_actions=get_codec(rules).num_actions)
             transfer_weights(model, PolicyNet(shape, rules))
 
 
