@@ -11,8 +11,10 @@ with ``pyspiel``, one game at a time, timed both bare (``legal_actions`` only) a
 the median of several interleaved repeats.
 
 Run: ``python benchmarks/batched_throughput.py [--seconds 2] [--repeats 3] [--device cpu]
-[--threads N] [--sampler env|mask] [--busy]``. ``--threads`` sets the engine's threads
-(default: the engine's own default, one; 0: torch's default); ``--busy`` measures every
+[--threads N] [--sampler env|mask] [--backends auto torch numba] [--busy]``.
+``--threads`` sets the engine's threads (default: the engine's own default, one; 0:
+torch's default); ``--backends`` the engine's backends to time (default: ``auto``, what
+a user gets: the compiled numba loops on the CPU); ``--busy`` measures every
 configuration twice, idle and with a separate process spinning on one core, and prints
 both side by side.
 """
@@ -20,6 +22,7 @@ both side by side.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import time
@@ -27,7 +30,7 @@ import time
 import torch
 from report import busy_core, print_idle_busy_table, print_ratio_table
 
-from liars_env.batched import BatchedEnv, sample_legal
+from liars_env.batched import BACKENDS, BatchedEnv, resolve_backend, sample_legal
 from liars_env.threads import DEFAULT_THREADS
 
 
@@ -38,6 +41,7 @@ def batched_rate(
     device: str,
     threads: int | None = DEFAULT_THREADS,
     sampler: str = "env",
+    backend: str = "auto",
 ) -> float:
     """Decisions per second of random legal play at one batch size."""
     env = BatchedEnv(
@@ -48,6 +52,7 @@ def batched_rate(
         seed=0,
         check_actions=False,
         threads=threads,
+        backend=backend,
     )
     _, mask = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
@@ -109,6 +114,13 @@ def main() -> None:
         default="env",
         help="env.sample_actions or sample_legal",
     )
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        choices=BACKENDS,
+        default=["auto"],
+        help="BatchedEnv backends to time (auto: numba on the CPU where installed)",
+    )
     parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     args = parser.parse_args()
     threads = args.threads or None
@@ -117,14 +129,22 @@ def main() -> None:
     for _ in range(args.repeats):
         for load in loads:
             with busy_core(load):
-                for players in args.players:
-                    for batch in args.batches:
-                        key = f"batched perudo {players}p, batch {batch} ({args.device})"
-                        runs[load].setdefault(key, []).append(
-                            batched_rate(
-                                players, batch, args.seconds, args.device, threads, args.sampler
-                            )
+                for backend, players, batch in itertools.product(
+                    args.backends, args.players, args.batches
+                ):
+                    used = resolve_backend(backend, torch.device(args.device))
+                    key = f"batched perudo {players}p, batch {batch} ({args.device}, {used})"
+                    runs[load].setdefault(key, []).append(
+                        batched_rate(
+                            players,
+                            batch,
+                            args.seconds,
+                            args.device,
+                            threads,
+                            args.sampler,
+                            backend,
                         )
+                    )
                 try:
                     runs[load].setdefault("pyspiel liars_dice 2p (bare)", []).append(
                         pyspiel_rate(args.seconds, observe=False)

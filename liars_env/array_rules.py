@@ -6,7 +6,10 @@ engine (:class:`liars_env.batched.BatchedEnv`), the batched bots
 policy's input features (:mod:`liars_env.policy`) need the same rules for whole batches
 of games at once; they take them from here instead of restating them. Every kernel is
 checked against its scalar twin in ``tests/test_array_rules.py``, over every preset and
-both palifico states.
+both palifico states. The batched engine's CPU backend runs compiled twins of the
+counting, settling, seat and palifico kernels inside its fused step
+(:mod:`liars_env.fused`); those are checked step by step against the torch backend and
+the scalar engine in ``tests/test_batched.py``.
 
 Shapes: ``B`` games, ``P`` seats, ``D`` dice per seat, ``F`` faces. Faces are ``1..F``
 and index ``face − 1`` along an ``F`` axis; a lost die is face ``0``. Bid ids and their

@@ -28,6 +28,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import torch
 
 from liars_env.array_rules import (
@@ -88,6 +89,10 @@ class BatchedEnv:
         threads: Intra-op torch threads while it steps and resets (``None``: leave
             torch's setting). One by default, the only setting that stays fast when
             another process holds a core (see :mod:`liars_env.threads`).
+        backend: How a step is computed: ``"torch"`` (tensor ops, any device),
+            ``"numba"`` (the compiled loops of :mod:`liars_env.fused`, CPU only, several
+            times faster), or ``"auto"`` (numba on the CPU where it is installed, else
+            torch). Both give the same games, observations and masks for a seed.
         **overrides: RuleSet fields.
 
     Public state (read it, do not write it, except to stage scenarios in tests):
@@ -104,6 +109,7 @@ class BatchedEnv:
         seed: int | None = 0,
         check_actions: bool = True,
         threads: int | None = DEFAULT_THREADS,
+        backend: str = "auto",
         **overrides: Any,
     ) -> None:
         self.threads = check_threads(threads)
@@ -114,6 +120,7 @@ class BatchedEnv:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         self.num_envs = num_envs
         self.device = torch.device(device)
+        self.backend = resolve_backend(backend, self.device)
         self.check_actions = check_actions
         self.codec = get_codec(self.rules)
         self.layout = ObservationLayout(self.rules)
@@ -153,6 +160,7 @@ class BatchedEnv:
         )
         self._penalty = loser_reward(self.num_players)
         self._allocate()
+        self._fused = _FusedTables(self) if self.backend == "numba" else None
 
     # ------------------------------------------------------------------ state
     def _allocate(self) -> None:
@@ -210,36 +218,25 @@ class BatchedEnv:
         The rolls are drawn in a fixed order (the rounds' dice, the new games' openers,
         their dice), so that a seed always plays the same games.
         """
-        r, p, dev, gen = self.rules, self.num_players, self.device, self.generator
+        r, p = self.rules, self.num_players
         if bid_rows is not None and bid_rows.numel():
             slot = self.round_len.index_select(0, bid_rows)
             at = bid_rows * self.codec.num_bids + slot  # flat (row, slot)
             move = bids * p + self.last_bidder.index_select(0, bid_rows)
             self.round_moves.view(-1).index_copy_(0, at, move.to(self.round_moves.dtype))
             self.round_len.index_copy_(0, bid_rows, slot + 1)
-        roll = (1, r.faces + 1)
-        starts, openers, rolled = [], [], []
-        if round_rows is not None and round_rows.numel():
-            starts.append(round_rows)
-            openers.append(round_opener)
-            rolled.append(
-                torch.randint(
-                    *roll, (len(round_rows), p, r.dice_per_player), device=dev, generator=gen
-                )
-            )
-        if game_rows is not None and game_rows.numel():
-            n = len(game_rows)
-            openers.append(torch.randint(0, p, (n,), device=dev, generator=gen))
-            rolled.append(
-                torch.randint(*roll, (n, p, r.dice_per_player), device=dev, generator=gen)
-            )
-            starts.append(game_rows)
+        drawn = self._draw_rounds(round_rows, round_opener, game_rows)
+        if drawn is None:
+            return
+        rows, opener, rolled, first_new_game = drawn
+        if self._fused is not None:
+            self._fused.start_rounds(self, rows, opener, rolled, first_new_game)
+            return
+        game_rows = rows[first_new_game:]
+        if game_rows.numel():
             self.dice_left[game_rows] = r.dice_per_player
             if r.palifico:
                 self.had_palifico[game_rows] = False
-        if not starts:
-            return
-        rows, opener, rolled = _cat(starts), _cat(openers), _cat(rolled)
         dice_left = self.dice_left.index_select(0, rows)
         self.dice.index_copy_(
             0, rows, torch.where(self._die_slots < dice_left[:, :, None], rolled, 0)
@@ -255,9 +252,45 @@ class BatchedEnv:
             had |= palifico[:, None] & (self._seats == opener[:, None])
             self.had_palifico.index_copy_(0, rows, had)
 
+    def _draw_rounds(
+        self,
+        round_rows: torch.Tensor | None,
+        round_opener: torch.Tensor | None,
+        game_rows: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int] | None:
+        """The dice and openers of new rounds, then new games, drawn in a fixed order.
+
+        Returns ``(rows, openers, rolled (n, P, D), first_new_game)`` with the round rows
+        first, or ``None`` if there are none.
+        """
+        r, p, dev, gen = self.rules, self.num_players, self.device, self.generator
+        roll = (1, r.faces + 1)
+        starts, openers, rolled = [], [], []
+        if round_rows is not None and round_rows.numel():
+            starts.append(round_rows)
+            openers.append(round_opener)
+            rolled.append(
+                torch.randint(
+                    *roll, (len(round_rows), p, r.dice_per_player), device=dev, generator=gen
+                )
+            )
+        first_new_game = len(round_rows) if starts else 0
+        if game_rows is not None and game_rows.numel():
+            n = len(game_rows)
+            openers.append(torch.randint(0, p, (n,), device=dev, generator=gen))
+            rolled.append(
+                torch.randint(*roll, (n, p, r.dice_per_player), device=dev, generator=gen)
+            )
+            starts.append(game_rows)
+        if not starts:
+            return None
+        return _cat(starts), _cat(openers), _cat(rolled), first_new_game
+
     # ------------------------------------------------------------------ views
     def legal_mask(self) -> torch.Tensor:
         """``(B, num_actions)`` bool: the legal actions of each game's acting player."""
+        if self._fused is not None:
+            return self._fused.legal_mask(self)
         return self._legal(None)
 
     def is_legal(self, actions: torch.Tensor) -> torch.Tensor:
@@ -305,6 +338,8 @@ class BatchedEnv:
             True
         """
         with using_threads(self.threads):
+            if self._fused is not None and rows is None and self._sampler is not None:
+                return self._fused.sample_actions(self, generator)
             if self._sampler is None:
                 mask = self.legal_mask()
                 return sample_legal(mask if rows is None else mask[rows], generator, threads=None)
@@ -374,6 +409,8 @@ class BatchedEnv:
         one-hot cell of the bids (the round's history, the current bid and its bidder)
         set to one by a single ``index_fill_``.
         """
+        if self._fused is not None:
+            return self._fused.observe(self)
         b, size, off, p = self.num_envs, self.observation_size, self._off, self.num_players
         cur = self.current_player
         own = self.dice.gather(1, cur[:, None, None].expand(-1, 1, self.rules.dice_per_player))
@@ -463,16 +500,14 @@ class BatchedEnv:
         if active is not None:
             active = torch.as_tensor(active, device=self.device, dtype=torch.bool)
             actions = torch.where(active, actions, 0)
+        if self._fused is not None:
+            return self._fused.step(self, actions, active)
         if self.check_actions:
             bad = ~self.is_legal(actions)
             if active is not None:
                 bad &= active
             if bool(bad.any()):
-                i = int(bad.nonzero()[0, 0])
-                raise IllegalActionError(
-                    f"game {i}: action {int(actions[i])} is not legal for player "
-                    f"{int(self.current_player[i])} (current bid {self.current_bid[i].tolist()})"
-                )
+                self._raise_illegal(int(bad.nonzero()[0, 0]), actions)
         cur = self.current_player
         is_bid = actions < codec.num_bids
         is_call = ~is_bid
@@ -544,6 +579,174 @@ class BatchedEnv:
             "winner": winner,
         }
         return self.observe(), self.legal_mask(), rewards, over, info
+
+    def _raise_illegal(self, game: int, actions: torch.Tensor) -> None:
+        raise IllegalActionError(
+            f"game {game}: action {int(actions[game])} is not legal for player "
+            f"{int(self.current_player[game])} (current bid {self.current_bid[game].tolist()})"
+        )
+
+
+BACKENDS = ("auto", "torch", "numba")
+"""The values of ``BatchedEnv(backend=...)``."""
+
+
+def resolve_backend(backend: str, device: torch.device) -> str:
+    """The backend a :class:`BatchedEnv` on ``device`` runs: ``"torch"`` or ``"numba"``.
+
+    Raises:
+        ValueError: for an unknown backend, or ``"numba"`` on a device other than the CPU.
+        ImportError: for ``"numba"`` where numba cannot be imported.
+
+    Example:
+        >>> resolve_backend("torch", torch.device("cpu"))
+        'torch'
+    """
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}"
+        )
+    if backend == "torch":
+        return backend
+    if device.type != "cpu":
+        if backend == "numba":
+            raise ValueError(f"backend='numba' runs on the CPU only, got device {device}")
+        return "torch"
+    try:
+        import liars_env.fused  # noqa: F401
+    except ImportError as exc:
+        if backend == "numba":
+            raise ImportError(f"backend='numba' needs numba (pip install numba): {exc}") from exc
+        return "torch"
+    return "numba"
+
+
+class _FusedTables:
+    """:class:`BatchedEnv`'s steps, observations and masks through :mod:`liars_env.fused`.
+
+    Holds the numpy forms of the env's tables; reads and writes the env's state tensors
+    through numpy views (the CPU shares their memory), taken afresh at every call since
+    a step replaces some of them.
+    """
+
+    def __init__(self, env: BatchedEnv) -> None:
+        from liars_env import fused
+
+        self.kernels = fused
+        r, codec = env.rules, env.codec
+        self.raise_table = np.ascontiguousarray(codec.legal_after)
+        self.palifico_table = np.ascontiguousarray(codec.palifico_legal_after)
+        self.cap_table = np.ascontiguousarray(codec.cap_table)
+        self.bid_quantity = np.ascontiguousarray(codec.bid_quantity)
+        self.bid_face = np.ascontiguousarray(codec.bid_face)
+        self.own_dice_value = env._own_dice_value.numpy()
+        self.dice_left_value = env._dice_left_value.numpy()
+        names = ("dice_left", "opener", "palifico", "current_bid", "current_bidder")
+        self.offsets = np.array(
+            [env._off[name] for name in (*names, "bid_history")], dtype=np.int64
+        )
+        self.exact_id = -1 if codec.exact is None else codec.exact
+        self.exact_mode = {"none": fused.NO_EXACT, "spot_on": fused.SPOT_ON}.get(
+            r.exact_call, fused.CALZA
+        )
+        self.legality = (r.palifico, r.bid_cap, r.max_quantity)
+        self.all_active = np.ones(env.num_envs, dtype=bool)
+
+    def observe(self, env: BatchedEnv) -> torch.Tensor:
+        obs = torch.empty((env.num_envs, env.observation_size), dtype=torch.float32)
+        self.kernels.write_observations(
+            obs.numpy(), env.dice.numpy(), env.dice_left.numpy(), env.current_player.numpy(),
+            env.opener.numpy(), env.palifico.numpy(), env.round_len.numpy(),
+            env.round_moves.numpy(), self.own_dice_value, self.dice_left_value, self.offsets,
+        )  # fmt: skip
+        return obs
+
+    def legal_mask(self, env: BatchedEnv) -> torch.Tensor:
+        mask = torch.empty((env.num_envs, env.num_actions), dtype=torch.bool)
+        self.kernels.write_masks(
+            mask.numpy(), env.bid_id.numpy(), env.palifico.numpy(), env.dice_left.numpy(),
+            self.raise_table, self.palifico_table, self.cap_table, *self.legality,
+        )  # fmt: skip
+        return mask
+
+    def sample_actions(self, env: BatchedEnv, generator: torch.Generator | None) -> torch.Tensor:
+        counts, kth = env._sampler
+        # the same draw as the torch path's, so the same actions
+        uniform = torch.rand(env.num_envs, 1, generator=generator).squeeze(1)
+        out = torch.empty(env.num_envs, dtype=torch.long)
+        self.kernels.sample_from_tables(
+            out.numpy(), uniform.numpy(), env.bid_id.numpy(), env.palifico.numpy(),
+            env.dice_left.numpy(), counts.numpy(), kth.numpy(), env.codec.num_bids,
+            env.rules.palifico, env.rules.bid_cap,
+        )  # fmt: skip
+        return out
+
+    def start_rounds(
+        self,
+        env: BatchedEnv,
+        rows: torch.Tensor,
+        opener: torch.Tensor,
+        rolled: torch.Tensor,
+        first_new_game: int,
+    ) -> None:
+        self.kernels.start_rounds(
+            rows.numpy(), opener.numpy(), rolled.numpy(), first_new_game, env.dice.numpy(),
+            env.dice_left.numpy(), env.opener.numpy(), env.current_player.numpy(),
+            env.bid_id.numpy(), env.round_len.numpy(), env.palifico.numpy(),
+            env.had_palifico.numpy(), env.rules.palifico,
+        )  # fmt: skip
+
+    def step(
+        self, env: BatchedEnv, actions: torch.Tensor, active: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        k = self.kernels
+        b, p = env.num_envs, env.num_players
+        acts = actions.numpy()
+        on = self.all_active if active is None else active.numpy()
+        if env.check_actions:
+            bad = k.first_illegal(
+                acts, on, env.bid_id.numpy(), env.palifico.numpy(), env.dice_left.numpy(),
+                self.raise_table, self.palifico_table, self.cap_table, *self.legality,
+            )  # fmt: skip
+            if bad >= 0:
+                env._raise_illegal(bad, actions)
+        # a step hands out new tensors for these (as the torch path does), so that a
+        # caller holding the old ones keeps the state before the step
+        env.dice_left = env.dice_left.clone()
+        env.current_player = env.current_player.clone()
+        env.bid_id = env.bid_id.clone()
+        env.last_bidder = env.last_bidder.clone()
+        called = torch.zeros(b, dtype=torch.bool)
+        count = torch.zeros(b, dtype=torch.long)
+        lost, gained, eliminated = (torch.zeros((b, p), dtype=torch.bool) for _ in range(3))
+        rewards = torch.zeros((b, p), dtype=torch.float32)
+        winner = torch.full((b,), -1, dtype=torch.long)
+        over = torch.zeros(b, dtype=torch.bool)
+        opener = torch.full((b,), -1, dtype=torch.long)
+        k.apply_actions(
+            acts, on, env.dice.numpy(), env.dice_left.numpy(), env.current_player.numpy(),
+            env.bid_id.numpy(), env.last_bidder.numpy(), env.round_len.numpy(),
+            env.round_moves.numpy(), env.palifico.numpy(), self.bid_quantity, self.bid_face,
+            env.codec.num_bids, self.exact_id, self.exact_mode, env.rules.ones_wild,
+            env.rules.dice_per_player, env._penalty, called.numpy(), count.numpy(),
+            lost.numpy(), gained.numpy(), eliminated.numpy(), rewards.numpy(),
+            winner.numpy(), over.numpy(), opener.numpy(),
+        )  # fmt: skip
+        round_rows = (called & ~over).nonzero().squeeze(1)
+        env._advance(
+            round_rows=round_rows,
+            round_opener=opener.index_select(0, round_rows),
+            game_rows=over.nonzero().squeeze(1),
+        )
+        info = {
+            "called": called,
+            "count": count,
+            "lost": lost,
+            "gained": gained,
+            "eliminated": eliminated,
+            "winner": winner,
+        }
+        return self.observe(env), self.legal_mask(env), rewards, over, info
 
 
 def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

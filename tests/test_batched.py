@@ -10,7 +10,11 @@ from helpers import preset_grid
 from liars_env import IllegalActionError, LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.batched import BatchedEnv, sample_legal
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+# (device, backend): the torch ops on every device, numba's compiled loops on the CPU
+ENGINES = [("cpu", "torch"), ("cpu", "numba")] + (
+    [("cuda", "torch")] if torch.cuda.is_available() else []
+)
+ENGINE_IDS = [f"{device}-{backend}" for device, backend in ENGINES]
 GRID = [(n, p) for n, p in preset_grid(players=(2, 3, 4, 6)) if n != "individual_hand"]
 
 
@@ -21,14 +25,14 @@ def scalar_from_batch(game, env, i, rng):
     return game.new_game(rng, dice=dice, dice_left=left, first_player=int(env.current_player[i]))
 
 
-def run_differential(rules, device, num_envs, steps, seed):
+def run_differential(rules, device, num_envs, steps, seed, backend="auto"):
     """Steps a batch and one scalar game per slot with the same dice and actions.
 
     Returns the number of finished games; asserts equality at every step.
     """
     players = rules.num_players
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
-    env = BatchedEnv(rules, num_envs=num_envs, device=device, seed=seed)
+    env = BatchedEnv(rules, num_envs=num_envs, device=device, seed=seed, backend=backend)
     rng = np.random.default_rng(0)  # scalar engine rolls are overwritten by the batch's
     obs, mask = env.reset()
     states = [scalar_from_batch(game, env, i, rng) for i in range(num_envs)]
@@ -85,42 +89,113 @@ def run_differential(rules, device, num_envs, steps, seed):
     return games_done
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device, backend", ENGINES, ids=ENGINE_IDS)
 @pytest.mark.parametrize("name, players", GRID)
-def test_differential_against_the_scalar_engine(name, players, device):
+def test_differential_against_the_scalar_engine(name, players, device, backend):
     # small, fast variant for CI; the slow test below plays thousands of games
     rules = RuleSet.preset(name, num_players=players, dice_per_player=3)
-    done = run_differential(rules, device, num_envs=24, steps=150, seed=players)
+    done = run_differential(rules, device, num_envs=24, steps=150, seed=players, backend=backend)
     assert done >= 10
 
 
+@pytest.mark.parametrize("backend", ["torch", "numba"])
 @pytest.mark.parametrize("dice", [6, 7, 10])
-def test_differential_at_dice_counts_whose_values_round_differently(dice):
+def test_differential_at_dice_counts_whose_values_round_differently(dice, backend):
     # count × 1/D in float64 and in float32 differ in the last bit for these D (e.g.
     # 5/6); the batched observation must still equal the scalar encoder's
     rules = RuleSet.preset("perudo", num_players=2, dice_per_player=dice)
-    assert run_differential(rules, "cpu", num_envs=16, steps=300, seed=dice) >= 1
+    assert run_differential(rules, "cpu", num_envs=16, steps=300, seed=dice, backend=backend) >= 1
 
 
 def test_observations_are_float32_whatever_the_default_dtype():
     before = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        env = BatchedEnv("perudo", num_envs=4, seed=0)
-        obs, _ = env.reset()
-        obs2, *_ = env.step(sample_legal(env.legal_mask(), torch.Generator().manual_seed(0)))
+        dtypes = set()
+        for backend in ("torch", "numba"):
+            env = BatchedEnv("perudo", num_envs=4, seed=0, backend=backend)
+            obs, _ = env.reset()
+            gen = torch.Generator().manual_seed(0)
+            obs2, _, rewards, *_ = env.step(sample_legal(env.legal_mask(), gen))
+            dtypes |= {obs.dtype, obs2.dtype, rewards.dtype}
     finally:
         torch.set_default_dtype(before)
-    assert obs.dtype == obs2.dtype == torch.float32
+    assert dtypes == {torch.float32}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device, backend", ENGINES, ids=ENGINE_IDS)
 @pytest.mark.parametrize("name, players", GRID)
-def test_differential_thousands_of_games(name, players, device):
+def test_differential_thousands_of_games(name, players, device, backend):
     rules = RuleSet.preset(name, num_players=players)
-    done = run_differential(rules, device, num_envs=128, steps=1000, seed=players)
+    done = run_differential(rules, device, num_envs=128, steps=1000, seed=players, backend=backend)
     assert done >= 1000 // players
+
+
+STATE = ("dice", "dice_left", "current_player", "opener", "bid_id", "last_bidder",
+         "round_len", "round_moves", "palifico", "had_palifico")  # fmt: skip
+
+
+def state_of(env):
+    return {name: getattr(env, name).clone() for name in STATE}
+
+
+def assert_same(a, b, what):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), what
+        for key in a:
+            assert_same(a[key], b[key], f"{what}: {key}")
+        return
+    if isinstance(a, tuple):
+        assert len(a) == len(b), what
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{what}[{i}]")
+        return
+    assert a.dtype == b.dtype and torch.equal(a, b), what
+
+
+@pytest.mark.parametrize("name, players", GRID)
+def test_numba_and_torch_backends_play_the_same_games(name, players):
+    """Same seed, same draws: every output and every state tensor equal at every step,
+    with partial steps (``active``), abandoned games and sampling from the tables."""
+    envs = [
+        BatchedEnv(name, num_envs=48, num_players=players, seed=players, backend=backend)
+        for backend in ("torch", "numba")
+    ]
+    assert [env.backend for env in envs] == ["torch", "numba"]
+    first = [env.reset() for env in envs]
+    assert_same(first[0], first[1], "reset")
+    gens = [torch.Generator().manual_seed(1) for _ in envs]
+    pick = torch.Generator().manual_seed(2)
+    finished = calls = 0
+    for step in range(250):
+        actions = [env.sample_actions(gen) for env, gen in zip(envs, gens, strict=True)]
+        assert_same(actions[0], actions[1], f"step {step}: actions")
+        active = torch.rand(48, generator=pick) < 0.8 if step % 3 == 0 else None
+        out = [env.step(a, active=active) for env, a in zip(envs, actions, strict=True)]
+        assert_same(out[0], out[1], f"step {step}: outputs")
+        assert_same(state_of(envs[0]), state_of(envs[1]), f"step {step}: state")
+        finished += int(out[0][3].sum())
+        calls += int(out[0][4]["called"].sum())
+        if step % 50 == 49:
+            for env in envs:
+                env.reset_games(torch.tensor([0, 5]))
+            assert_same(state_of(envs[0]), state_of(envs[1]), f"step {step}: reset_games")
+    assert finished >= 5 and calls >= 50
+
+
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+def test_a_step_hands_out_new_state_tensors(backend):
+    # a caller that kept env.current_player (say, as the actors of the step it is about to
+    # take) still reads the state before the step, whichever backend runs it
+    env = BatchedEnv("perudo", num_envs=16, seed=0, backend=backend)
+    _, mask = env.reset()
+    kept = {name: getattr(env, name) for name in ("current_player", "dice_left", "bid_id")}
+    copies = {name: t.clone() for name, t in kept.items()}
+    env.step(sample_legal(mask, torch.Generator().manual_seed(0)))
+    for name, tensor in kept.items():
+        assert torch.equal(tensor, copies[name]), name
+    assert not torch.equal(env.current_player, copies["current_player"])
 
 
 def test_sample_legal_only_picks_legal_actions_and_covers_them():
@@ -221,11 +296,42 @@ def test_is_legal_agrees_with_the_mask_at_every_action(name):
     assert palifico_seen == env.rules.palifico
 
 
-def test_illegal_actions_raise_and_bad_arguments():
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+def test_illegal_actions_raise_and_change_nothing(backend):
+    env = BatchedEnv("perudo", num_envs=4, seed=0, backend=backend)
+    _, mask = env.reset()
+    env.step(sample_legal(mask, torch.Generator().manual_seed(0)))
+    before = state_of(env)
+    legal = env.sample_actions(torch.Generator().manual_seed(1))
+    for game, bad in [(0, -1), (2, 10**6), (3, env.codec.encode_bid(1, 2))]:
+        actions = legal.clone()
+        actions[game] = bad
+        with pytest.raises(IllegalActionError, match=f"game {game}: action {bad} is not legal"):
+            env.step(actions)
+        assert_same(state_of(env), before, f"after action {bad}")
+    inactive = torch.tensor([True, True, False, True])
+    actions = legal.clone()
+    actions[2] = -1  # an inactive game's action is ignored
+    env.step(actions, active=inactive)
+    fresh = BatchedEnv("perudo", num_envs=4, seed=0, backend=backend)
+    fresh.reset()
+    with pytest.raises(IllegalActionError, match="game 0: action 90 is not legal"):
+        fresh.step(torch.full((4,), fresh.codec.challenge))  # no opening challenge
+
+
+def test_backend_choice_and_errors():
+    assert BatchedEnv("perudo", num_envs=2).backend == "numba"  # auto, on the CPU
+    assert BatchedEnv("perudo", num_envs=2, backend="torch").backend == "torch"
+    expected = "backend must be one of 'auto', 'torch', 'numba', got 'jax'"
+    with pytest.raises(ValueError, match=expected):
+        BatchedEnv("perudo", num_envs=2, backend="jax")
+    with pytest.raises(ValueError, match="backend='numba' runs on the CPU only, got device meta"):
+        BatchedEnv("perudo", num_envs=2, backend="numba", device="meta")
+
+
+def test_bad_arguments():
     env = BatchedEnv("perudo", num_envs=4, seed=0)
     env.reset()
-    with pytest.raises(IllegalActionError, match="game 0: action 90 is not legal"):
-        env.step(torch.full((4,), env.codec.challenge))  # no opening challenge
     with pytest.raises(ValueError, match="actions must have shape \\(4,\\)"):
         env.step(torch.zeros(3, dtype=torch.long))
     with pytest.raises(ValueError, match="hand='individual'"):

@@ -402,6 +402,7 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["oops"], "must look like key=value"),
         (["teacher=robot"], "teacher must be empty or a bot with a batched twin"),
         (["teacher_coef=-1"], "teacher_coef must be >= 0"),
+        (["engine_backend=jax"], "backend must be one of 'auto', 'torch', 'numba', got 'jax'"),
     ],
 )
 def test_bad_config_is_a_clear_error_before_any_work(sets, message, tmp_path, capsys):

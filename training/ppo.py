@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
-from liars_env.batched import BatchedEnv
+from liars_env.batched import BatchedEnv, resolve_backend
 from liars_env.policy import (
     CheckpointError,
     NetworkShape,
@@ -92,6 +92,10 @@ class Args:
     learn_threads: int = 0
     """Intra-op threads for the PPO update (large matmuls); 0: the same as
     ``torch_threads``. 2 helps on an idle 2-core machine."""
+    engine_backend: str = "auto"
+    """How the training games are stepped (``BatchedEnv(backend=...)``): ``auto`` (numba's
+    compiled loops on the CPU, torch ops on a GPU), ``numba`` or ``torch``. Both play the
+    same games for a seed; see :mod:`liars_env.fused`."""
     total_steps: int = 2_000_000
     """Learner decisions to train for."""
     num_envs: int = 512
@@ -299,6 +303,7 @@ def validate(args: Args) -> None:
         )
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
+    resolve_backend(args.engine_backend, torch.device(args.device))
 
 
 def game_rules(args: Args) -> RuleSet:
@@ -342,6 +347,7 @@ class Trainer:
             seed=args.seed,
             check_actions=False,
             threads=args.torch_threads or None,
+            backend=args.engine_backend,
         )
         self.shape = NetworkShape(
             self.env.observation_size,
