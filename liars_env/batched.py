@@ -650,6 +650,10 @@ class _FusedTables:
             r.exact_call, fused.CALZA
         )
         self.legality = (r.palifico, r.bid_cap, r.max_quantity)
+        self.bytes_tables = tuple(
+            t.view(np.uint8) for t in (self.raise_table, self.palifico_table, self.cap_table)
+        )
+        self.move_cell = env._move_cell.numpy()
         self.all_active = np.ones(env.num_envs, dtype=bool)
 
     def observe(self, env: BatchedEnv) -> torch.Tensor:
@@ -658,14 +662,15 @@ class _FusedTables:
             obs.numpy(), env.dice.numpy(), env.dice_left.numpy(), env.current_player.numpy(),
             env.opener.numpy(), env.palifico.numpy(), env.round_len.numpy(),
             env.round_moves.numpy(), self.own_dice_value, self.dice_left_value, self.offsets,
+            self.move_cell,
         )  # fmt: skip
         return obs
 
     def legal_mask(self, env: BatchedEnv) -> torch.Tensor:
         mask = torch.empty((env.num_envs, env.num_actions), dtype=torch.bool)
         self.kernels.write_masks(
-            mask.numpy(), env.bid_id.numpy(), env.palifico.numpy(), env.dice_left.numpy(),
-            self.raise_table, self.palifico_table, self.cap_table, *self.legality,
+            mask.numpy().view(np.uint8), env.bid_id.numpy(), env.palifico.numpy(),
+            env.dice_left.numpy(), *self.bytes_tables, *self.legality,
         )  # fmt: skip
         return mask
 

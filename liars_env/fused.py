@@ -105,8 +105,9 @@ def apply_actions(
             round_len[g] = slot + 1
             bid_id[g] = a
             last_bidder[g] = cur
-            for step in range(1, num_players + 1):
-                seat = (cur + step) % num_players
+            seat = cur
+            for _ in range(num_players):
+                seat = seat + 1 if seat + 1 < num_players else 0
                 if dice_left[g, seat] > 0:
                     current_player[g] = seat
                     break
@@ -154,11 +155,12 @@ def apply_actions(
             winner[g] = first_alive
             rewards[g, first_alive] = 1.0
         else:
-            for step in range(num_players):
-                seat = (anchor + step) % num_players
+            seat = anchor
+            for _ in range(num_players):
                 if dice_left[g, seat] > 0:
                     next_opener[g] = seat
                     break
+                seat = seat + 1 if seat + 1 < num_players else 0
 
 
 @njit(**_JIT)
@@ -198,40 +200,47 @@ def start_rounds(
 @njit(**_JIT)
 def write_observations(
     obs, dice, dice_left, current_player, opener, palifico, round_len, round_moves,
-    own_dice_value, dice_left_value, offsets,
+    own_dice_value, dice_left_value, offsets, move_cell,
 ):  # fmt: skip
     """Writes every game's observation of its acting player into ``obs`` (layout v1).
 
     ``offsets`` holds the starts of ``dice_left``, ``opener``, ``palifico``,
-    ``current_bid``, ``current_bidder`` and ``bid_history`` (``own_dice`` is at 0).
+    ``current_bid``, ``current_bidder`` and ``bid_history`` (``own_dice`` is at 0);
+    ``move_cell[move · P + o]`` is where a move (bid id × P + bidder) goes in observer
+    ``o``'s bid history (bid id × P + the bidder relative to ``o``), a table rather than
+    arithmetic because integer division is slow.
     """
     num_games, num_players, num_dice = dice.shape
-    faces = offsets[0]
+    size, faces = obs.shape[1], offsets[0]
     at_left, at_opener, at_palifico = offsets[0], offsets[1], offsets[2]
     at_bid, at_bidder, at_history = offsets[3], offsets[4], offsets[5]
     counts = np.zeros(faces + 1, dtype=np.int64)
     for g in range(num_games):
-        row = obs[g]
-        row[:] = 0.0
+        for i in range(size):  # element writes: ~10% faster than a row view's row[:] = 0
+            obs[g, i] = 0.0
         cur = current_player[g]
         counts[:] = 0
         for d in range(num_dice):
             counts[dice[g, cur, d]] += 1
         for f in range(faces):
-            row[f] = own_dice_value[counts[f + 1]]
+            obs[g, f] = own_dice_value[counts[f + 1]]
+        seat = cur
         for k in range(num_players):
-            row[at_left + k] = dice_left_value[dice_left[g, (cur + k) % num_players]]
-        row[at_opener + (opener[g] - cur + num_players) % num_players] = 1.0
+            obs[g, at_left + k] = dice_left_value[dice_left[g, seat]]
+            seat = seat + 1 if seat + 1 < num_players else 0
+        relative = opener[g] - cur
+        obs[g, at_opener + (relative if relative >= 0 else relative + num_players)] = 1.0
         if palifico[g]:
-            row[at_palifico] = 1.0
+            obs[g, at_palifico] = 1.0
         moves = round_len[g]
-        for k in range(moves):
-            move = round_moves[g, k]
-            relative = (move % num_players - cur + num_players) % num_players
-            row[at_history + move // num_players * num_players + relative] = 1.0
-            if k == moves - 1:
-                row[at_bid + move // num_players] = 1.0
-                row[at_bidder + relative] = 1.0
+        if moves:
+            cell = 0
+            for k in range(moves):
+                cell = move_cell[round_moves[g, k] * num_players + cur]
+                obs[g, at_history + cell] = 1.0
+            bid = cell // num_players  # the latest bid and its bidder
+            obs[g, at_bid + bid] = 1.0
+            obs[g, at_bidder + cell - bid * num_players] = 1.0
 
 
 @njit(**_JIT)
@@ -242,20 +251,18 @@ def write_masks(
     """Writes every game's legal actions into ``mask``.
 
     They are the raise (or palifico) table's row of the game's latest bid, and the cap
-    table's row of the dice in play.
+    table's row of the dice in play (the last row, all legal, without ``bid_cap``).
+    ``mask`` and the tables are bool arrays viewed as ``uint8``: the bitwise and of bytes
+    vectorizes, of bools it does not.
     """
     num_actions = mask.shape[1]
     for g in range(mask.shape[0]):
         pal, row, cap = _legal_row(
             bid_id[g], palifico[g], dice_left[g], use_palifico, bid_cap, max_quantity
         )
-        legal = palifico_table[row] if pal else raise_table[row]
-        if bid_cap:
-            capped = cap_table[cap]
-            for a in range(num_actions):
-                mask[g, a] = legal[a] & capped[a]
-        else:
-            mask[g, :] = legal
+        table = palifico_table if pal else raise_table
+        for a in range(num_actions):
+            mask[g, a] = table[row, a] & cap_table[cap, a]
 
 
 @njit(**_JIT)
