@@ -124,16 +124,18 @@ def main() -> None:
     parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     args = parser.parse_args()
     threads = args.threads or None
+    # what each asked-for backend runs here, each once ("auto" is numba or torch)
+    device = torch.device(args.device)
+    backends = list(dict.fromkeys(resolve_backend(b, device) for b in args.backends))
     loads = [False, True] if args.busy else [False]
     runs: dict[bool, dict[str, list[float]]] = {load: {} for load in loads}
     for _ in range(args.repeats):
         for load in loads:
             with busy_core(load):
                 for backend, players, batch in itertools.product(
-                    args.backends, args.players, args.batches
+                    backends, args.players, args.batches
                 ):
-                    used = resolve_backend(backend, torch.device(args.device))
-                    key = f"batched perudo {players}p, batch {batch} ({args.device}, {used})"
+                    key = f"batched perudo {players}p, batch {batch} ({args.device}, {backend})"
                     runs[load].setdefault(key, []).append(
                         batched_rate(
                             players,

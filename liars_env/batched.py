@@ -1,15 +1,18 @@
-"""A batched engine: thousands of games stepped at once with torch tensor operations.
+"""A batched engine: thousands of games stepped at once.
 
 Same rules, observation layout and action ids as the AEC env (every preset and option of
 RULES.md except ``hand="individual"``), on the CPU or, unchanged, on a CUDA device. Each
 step takes one action per game, for that game's acting player; finished games reset
 themselves and say so in ``dones``.
 
-No rule is restated here: the legal-raise tables and the bid id arithmetic come from
-:class:`~liars_env.actions.ActionCodec` (built from :func:`liars_env.rules.is_legal_bid`),
-and counting, settling calls, openers, palifico rounds and the bid cap from the array
-kernels of :mod:`liars_env.array_rules`. The whole engine is also checked step by step
-against :class:`~liars_env.engine.LiarsDiceGame` in the tests.
+Two backends compute a step. ``torch`` (any device) restates no rule: the legal-raise
+tables and the bid id arithmetic come from :class:`~liars_env.actions.ActionCodec` (built
+from :func:`liars_env.rules.is_legal_bid`), and counting, settling calls, openers,
+palifico rounds and the bid cap from the array kernels of :mod:`liars_env.array_rules`.
+``numba`` (the CPU's default) runs the same step as a few compiled loops
+(:mod:`liars_env.fused`): the same tables, and compiled twins of those kernels. Both are
+checked step by step against :class:`~liars_env.engine.LiarsDiceGame` and against each
+other in the tests; for a seed they play the same games.
 
 Example:
     >>> import torch
@@ -160,7 +163,7 @@ class BatchedEnv:
         )
         self._penalty = loser_reward(self.num_players)
         self._allocate()
-        self._fused = _FusedTables(self) if self.backend == "numba" else None
+        self._fused = _FusedBackend(self) if self.backend == "numba" else None
 
     # ------------------------------------------------------------------ state
     def _allocate(self) -> None:
@@ -405,9 +408,10 @@ class BatchedEnv:
     def observe(self) -> torch.Tensor:
         """``(B, size)`` float32 observations of the acting players (layout v1).
 
-        Built from the state in a few passes: the round fields as one block, then every
-        one-hot cell of the bids (the round's history, the current bid and its bidder)
-        set to one by a single ``index_fill_``.
+        With the torch backend, built from the state in a few passes: the round fields as
+        one block, then every one-hot cell of the bids (the round's history, the current
+        bid and its bidder) set to one by a single ``index_fill_``; with numba, one pass
+        over the games (:func:`liars_env.fused.write_observations`).
         """
         if self._fused is not None:
             return self._fused.observe(self)
@@ -458,11 +462,27 @@ class BatchedEnv:
 
         For training loops that stop caring about a game early (say, once the learner is
         out); no rewards are given for the abandoned games.
+
+        Raises:
+            ValueError: for a bool mask not shaped ``(num_envs,)``, or indices that are
+                not a 1-D integer tensor of games ``0 … num_envs − 1`` (nothing changes).
         """
+        rows = torch.as_tensor(rows, device=self.device)
         if rows.dtype == torch.bool:
+            if rows.shape != (self.num_envs,):
+                raise ValueError(
+                    f"a bool rows mask must have shape ({self.num_envs},), got {tuple(rows.shape)}"
+                )
             rows = rows.nonzero().squeeze(1)
+        elif rows.dim() != 1 or rows.is_floating_point() or rows.is_complex():
+            raise ValueError(
+                f"rows must be a 1-D integer or bool tensor, got {tuple(rows.shape)} {rows.dtype}"
+            )
+        rows = rows.long()
+        if rows.numel() and not bool(((rows >= 0) & (rows < self.num_envs)).all()):
+            raise ValueError(f"rows must lie in [0, {self.num_envs}), got {rows.tolist()}")
         with using_threads(self.threads):
-            self._advance(game_rows=rows.to(self.device))
+            self._advance(game_rows=rows)
 
     def step(
         self, actions: torch.Tensor, active: torch.Tensor | None = None
@@ -483,7 +503,10 @@ class BatchedEnv:
             (-1 while the game goes on).
 
         Raises:
-            IllegalActionError: if ``check_actions`` and some action is not legal.
+            IllegalActionError: if ``check_actions`` and some action is not legal
+                (nothing changes). With ``check_actions=False`` an illegal action's outcome
+                is undefined and may differ between the backends.
+            ValueError: for ``actions`` or ``active`` not shaped ``(num_envs,)``.
         """
         with using_threads(self.threads):
             return self._step(actions, active)
@@ -499,6 +522,10 @@ class BatchedEnv:
             )
         if active is not None:
             active = torch.as_tensor(active, device=self.device, dtype=torch.bool)
+            if active.shape != (self.num_envs,):
+                raise ValueError(
+                    f"active must have shape ({self.num_envs},), got {tuple(active.shape)}"
+                )
             actions = torch.where(active, actions, 0)
         if self._fused is not None:
             return self._fused.step(self, actions, active)
@@ -570,14 +597,7 @@ class BatchedEnv:
             ),
             game_rows=over.nonzero().squeeze(1),
         )
-        info = {
-            "called": is_call,
-            "count": count,
-            "lost": lost,
-            "gained": gained,
-            "eliminated": eliminated,
-            "winner": winner,
-        }
+        info = _step_info(is_call, count, lost, gained, eliminated, winner)
         return self.observe(), self.legal_mask(), rewards, over, info
 
     def _raise_illegal(self, game: int, actions: torch.Tensor) -> None:
@@ -621,7 +641,7 @@ def resolve_backend(backend: str, device: torch.device) -> str:
     return "numba"
 
 
-class _FusedTables:
+class _FusedBackend:
     """:class:`BatchedEnv`'s steps, observations and masks through :mod:`liars_env.fused`.
 
     Holds the numpy forms of the env's tables; reads and writes the env's state tensors
@@ -637,26 +657,28 @@ class _FusedTables:
         self.raise_table = np.ascontiguousarray(codec.legal_after)
         self.palifico_table = np.ascontiguousarray(codec.palifico_legal_after)
         self.cap_table = np.ascontiguousarray(codec.cap_table)
+        # the tables as bytes for the mask kernel (a bitwise and of bytes vectorizes)
+        self.byte_tables = tuple(
+            t.view(np.uint8) for t in (self.raise_table, self.palifico_table, self.cap_table)
+        )
         self.bid_quantity = np.ascontiguousarray(codec.bid_quantity)
         self.bid_face = np.ascontiguousarray(codec.bid_face)
         self.own_dice_value = env._own_dice_value.numpy()
         self.dice_left_value = env._dice_left_value.numpy()
-        names = ("dice_left", "opener", "palifico", "current_bid", "current_bidder")
+        self.move_cell = env._move_cell.numpy()
+        names = ("own_dice", "dice_left", "opener", "palifico", "current_bid")
         self.offsets = np.array(
-            [env._off[name] for name in (*names, "bid_history")], dtype=np.int64
+            [env._off[name] for name in (*names, "current_bidder", "bid_history")],
+            dtype=np.int64,
         )
         self.exact_id = -1 if codec.exact is None else codec.exact
-        self.exact_mode = {"none": fused.NO_EXACT, "spot_on": fused.SPOT_ON}.get(
-            r.exact_call, fused.CALZA
-        )
+        modes = {"none": fused.NO_EXACT, "spot_on": fused.SPOT_ON, "calza": fused.CALZA}
+        self.exact_mode = modes[r.exact_call]
         self.legality = (r.palifico, r.bid_cap, r.max_quantity)
-        self.bytes_tables = tuple(
-            t.view(np.uint8) for t in (self.raise_table, self.palifico_table, self.cap_table)
-        )
-        self.move_cell = env._move_cell.numpy()
         self.all_active = np.ones(env.num_envs, dtype=bool)
 
     def observe(self, env: BatchedEnv) -> torch.Tensor:
+        """A fresh ``(B, size)`` float32 tensor of the acting players' observations."""
         obs = torch.empty((env.num_envs, env.observation_size), dtype=torch.float32)
         self.kernels.write_observations(
             obs.numpy(), env.dice.numpy(), env.dice_left.numpy(), env.current_player.numpy(),
@@ -667,22 +689,24 @@ class _FusedTables:
         return obs
 
     def legal_mask(self, env: BatchedEnv) -> torch.Tensor:
+        """A fresh ``(B, num_actions)`` bool tensor of the acting players' legal actions."""
         mask = torch.empty((env.num_envs, env.num_actions), dtype=torch.bool)
         self.kernels.write_masks(
             mask.numpy().view(np.uint8), env.bid_id.numpy(), env.palifico.numpy(),
-            env.dice_left.numpy(), *self.bytes_tables, *self.legality,
+            env.dice_left.numpy(), *self.byte_tables, *self.legality,
         )  # fmt: skip
         return mask
 
     def sample_actions(self, env: BatchedEnv, generator: torch.Generator | None) -> torch.Tensor:
+        """:meth:`BatchedEnv.sample_actions` for every game (the tables must exist)."""
         counts, kth = env._sampler
-        # the same draw as the torch path's, so the same actions
+        # the torch path's draw (one uniform number per game), so the same actions
         uniform = torch.rand(env.num_envs, 1, generator=generator).squeeze(1)
         out = torch.empty(env.num_envs, dtype=torch.long)
         self.kernels.sample_from_tables(
             out.numpy(), uniform.numpy(), env.bid_id.numpy(), env.palifico.numpy(),
-            env.dice_left.numpy(), counts.numpy(), kth.numpy(), env.codec.num_bids,
-            env.rules.palifico, env.rules.bid_cap,
+            env.dice_left.numpy(), counts.numpy(), kth.numpy(), env.rules.palifico,
+            env.rules.bid_cap,
         )  # fmt: skip
         return out
 
@@ -694,6 +718,7 @@ class _FusedTables:
         rolled: torch.Tensor,
         first_new_game: int,
     ) -> None:
+        """Writes the new rounds drawn by :meth:`BatchedEnv._draw_rounds` to the state."""
         self.kernels.start_rounds(
             rows.numpy(), opener.numpy(), rolled.numpy(), first_new_game, env.dice.numpy(),
             env.dice_left.numpy(), env.opener.numpy(), env.current_player.numpy(),
@@ -704,6 +729,7 @@ class _FusedTables:
     def step(
         self, env: BatchedEnv, actions: torch.Tensor, active: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """:meth:`BatchedEnv.step` once its arguments are checked (long actions, ``(B,)``)."""
         k = self.kernels
         b, p = env.num_envs, env.num_players
         acts = actions.numpy()
@@ -743,15 +769,27 @@ class _FusedTables:
             round_opener=opener.index_select(0, round_rows),
             game_rows=over.nonzero().squeeze(1),
         )
-        info = {
-            "called": called,
-            "count": count,
-            "lost": lost,
-            "gained": gained,
-            "eliminated": eliminated,
-            "winner": winner,
-        }
+        info = _step_info(called, count, lost, gained, eliminated, winner)
         return self.observe(env), self.legal_mask(env), rewards, over, info
+
+
+def _step_info(
+    called: torch.Tensor,
+    count: torch.Tensor,
+    lost: torch.Tensor,
+    gained: torch.Tensor,
+    eliminated: torch.Tensor,
+    winner: torch.Tensor,
+) -> dict[str, torch.Tensor]:
+    """The ``info`` of :meth:`BatchedEnv.step` (one place for its keys)."""
+    return {
+        "called": called,
+        "count": count,
+        "lost": lost,
+        "gained": gained,
+        "eliminated": eliminated,
+        "winner": winner,
+    }
 
 
 def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

@@ -18,15 +18,20 @@ kernel                      what it does, per game
 :func:`sample_from_tables`  ``BatchedEnv.sample_actions``'s table look-ups
 ==========================  ===========================================================
 
-They change nothing the torch path would not: the same state tensors (numpy views of
-them, written in place), the same legality tables from
-:class:`~liars_env.actions.ActionCodec`, the same observation values from
+Their arguments are :class:`~liars_env.batched.BatchedEnv`'s state tensors under the same
+names, as numpy views written in place (``dice``, ``dice_left``, ``current_player``,
+``bid_id``, ``round_moves`` …), its tables, and output arrays that come in zeroed. For
+legal actions they do exactly what the torch path does: the same state, the same
+legality tables from :class:`~liars_env.actions.ActionCodec`, the same observation values
+from
 :class:`~liars_env.observation.ObservationLayout`, and the dice still drawn by the
 batch's torch generator in the torch path's order, so a seed plays the same games with
 either backend. The rules they apply (counting with wild ones, settling a challenge or
 an exact call, the next seat with dice, palifico rounds) are the compiled twins of
 :mod:`liars_env.array_rules`; ``tests/test_batched.py`` checks them step by step
-against the torch backend and the scalar engine on every preset.
+against the torch backend and the scalar engine on every preset. (An illegal action,
+possible only with ``check_actions=False``, has an undefined outcome; the kernels raise
+rather than write outside an array.)
 
 Every kernel is compiled once per machine (numba's on-disk cache) and runs on one
 thread, so another busy process cannot stall it (see :mod:`liars_env.threads`).
@@ -44,14 +49,30 @@ _JIT = {"cache": True, "nogil": True, "boundscheck": False}
 
 
 @njit(**_JIT)
+def _dice_in_play(dice_left_row):
+    """The dice of all seats: the bid cap of a common hand."""
+    total = 0
+    for s in range(dice_left_row.shape[0]):
+        total += dice_left_row[s]
+    return total
+
+
+@njit(**_JIT)
 def _legal_row(bid_id, palifico_round, dice_left_row, use_palifico, bid_cap, max_quantity):
     """``(palifico table?, row, cap)``: where one game's legality is read."""
-    cap = max_quantity
-    if bid_cap:
-        cap = 0
-        for s in range(dice_left_row.shape[0]):
-            cap += dice_left_row[s]
+    cap = _dice_in_play(dice_left_row) if bid_cap else max_quantity
     return use_palifico and palifico_round, bid_id + 1, cap
+
+
+@njit(**_JIT)
+def _first_holding(dice_left_row, seat):
+    """The first seat at or clockwise after ``seat`` (below P) that holds dice, or -1."""
+    num_players = dice_left_row.shape[0]
+    for _ in range(num_players):
+        if dice_left_row[seat] > 0:
+            return seat
+        seat = seat + 1 if seat + 1 < num_players else 0
+    return -1
 
 
 @njit(**_JIT)
@@ -101,16 +122,14 @@ def apply_actions(
         cur = current_player[g]
         if a < num_bids:
             slot = round_len[g]
+            if slot >= round_moves.shape[1]:  # only an illegal repeated bid gets here
+                raise IndexError("a round repeated a bid (illegal with check_actions=False)")
             round_moves[g, slot] = a * num_players + cur
             round_len[g] = slot + 1
             bid_id[g] = a
             last_bidder[g] = cur
-            seat = cur
-            for _ in range(num_players):
-                seat = seat + 1 if seat + 1 < num_players else 0
-                if dice_left[g, seat] > 0:
-                    current_player[g] = seat
-                    break
+            following = cur + 1 if cur + 1 < num_players else 0
+            current_player[g] = _first_holding(dice_left[g], following)
             continue
 
         called[g] = True
@@ -155,12 +174,7 @@ def apply_actions(
             winner[g] = first_alive
             rewards[g, first_alive] = 1.0
         else:
-            seat = anchor
-            for _ in range(num_players):
-                if dice_left[g, seat] > 0:
-                    next_opener[g] = seat
-                    break
-                seat = seat + 1 if seat + 1 < num_players else 0
+            next_opener[g] = _first_holding(dice_left[g], anchor)
 
 
 @njit(**_JIT)
@@ -204,16 +218,17 @@ def write_observations(
 ):  # fmt: skip
     """Writes every game's observation of its acting player into ``obs`` (layout v1).
 
-    ``offsets`` holds the starts of ``dice_left``, ``opener``, ``palifico``,
-    ``current_bid``, ``current_bidder`` and ``bid_history`` (``own_dice`` is at 0);
+    ``offsets`` holds the starts of ``own_dice``, ``dice_left``, ``opener``, ``palifico``,
+    ``current_bid``, ``current_bidder`` and ``bid_history`` (the layout's order);
     ``move_cell[move · P + o]`` is where a move (bid id × P + bidder) goes in observer
     ``o``'s bid history (bid id × P + the bidder relative to ``o``), a table rather than
     arithmetic because integer division is slow.
     """
     num_games, num_players, num_dice = dice.shape
-    size, faces = obs.shape[1], offsets[0]
-    at_left, at_opener, at_palifico = offsets[0], offsets[1], offsets[2]
-    at_bid, at_bidder, at_history = offsets[3], offsets[4], offsets[5]
+    size = obs.shape[1]
+    at_own, at_left, at_opener, at_palifico = offsets[0], offsets[1], offsets[2], offsets[3]
+    at_bid, at_bidder, at_history = offsets[4], offsets[5], offsets[6]
+    faces = at_left - at_own
     counts = np.zeros(faces + 1, dtype=np.int64)
     for g in range(num_games):
         for i in range(size):  # element writes: ~10% faster than a row view's row[:] = 0
@@ -223,7 +238,7 @@ def write_observations(
         for d in range(num_dice):
             counts[dice[g, cur, d]] += 1
         for f in range(faces):
-            obs[g, f] = own_dice_value[counts[f + 1]]
+            obs[g, at_own + f] = own_dice_value[counts[f + 1]]
         seat = cur
         for k in range(num_players):
             obs[g, at_left + k] = dice_left_value[dice_left[g, seat]]
@@ -267,7 +282,7 @@ def write_masks(
 
 @njit(**_JIT)
 def sample_from_tables(
-    out, uniform, bid_id, palifico, dice_left, counts, kth, num_bids, use_palifico, bid_cap,
+    out, uniform, bid_id, palifico, dice_left, counts, kth, use_palifico, bid_cap,
 ):  # fmt: skip
     """``BatchedEnv.sample_actions``: one legal action per game from the tables.
 
@@ -279,10 +294,7 @@ def sample_from_tables(
     caps = counts.shape[2]
     for g in range(out.shape[0]):
         variant = 1 if use_palifico and palifico[g] else 0
-        cap = 0
-        if bid_cap and caps > 1:
-            for s in range(dice_left.shape[1]):
-                cap += dice_left[g, s]
+        cap = _dice_in_play(dice_left[g]) if bid_cap and caps > 1 else 0
         n = counts[variant, bid_id[g] + 1, cap]
         rank = np.int64(np.float32(uniform[g]) * np.float32(n))
         rank = max(min(rank, n - 1), 0)

@@ -190,7 +190,8 @@ def test_a_step_hands_out_new_state_tensors(backend):
     # take) still reads the state before the step, whichever backend runs it
     env = BatchedEnv("perudo", num_envs=16, seed=0, backend=backend)
     _, mask = env.reset()
-    kept = {name: getattr(env, name) for name in ("current_player", "dice_left", "bid_id")}
+    names = ("current_player", "dice_left", "bid_id", "last_bidder")
+    kept = {name: getattr(env, name) for name in names}
     copies = {name: t.clone() for name, t in kept.items()}
     env.step(sample_legal(mask, torch.Generator().manual_seed(0)))
     for name, tensor in kept.items():
@@ -317,6 +318,41 @@ def test_illegal_actions_raise_and_change_nothing(backend):
     fresh.reset()
     with pytest.raises(IllegalActionError, match="game 0: action 90 is not legal"):
         fresh.step(torch.full((4,), fresh.codec.challenge))  # no opening challenge
+
+
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+def test_bad_rows_and_active_masks_raise_and_change_nothing(backend):
+    env = BatchedEnv("perudo", num_envs=4, seed=0, backend=backend)
+    _, mask = env.reset()
+    actions = sample_legal(mask, torch.Generator().manual_seed(0))
+    before, generator = state_of(env), env.generator.get_state()
+    bad_rows = [
+        (torch.tensor([4]), "rows must lie in \\[0, 4\\), got \\[4\\]"),
+        (torch.tensor([-1]), "rows must lie in \\[0, 4\\)"),
+        (torch.tensor([10**9]), "rows must lie in \\[0, 4\\)"),
+        (torch.tensor([True, False]), "a bool rows mask must have shape \\(4,\\), got \\(2,\\)"),
+        (torch.tensor([[0, 1]]), "rows must be a 1-D integer or bool tensor"),
+        (torch.tensor([0.0]), "rows must be a 1-D integer or bool tensor"),
+    ]
+    for rows, message in bad_rows:
+        with pytest.raises(ValueError, match=message):
+            env.reset_games(rows)
+    for active in (torch.tensor([True]), torch.tensor(True), torch.ones(5, dtype=torch.bool)):
+        with pytest.raises(ValueError, match="active must have shape \\(4,\\)"):
+            env.step(actions, active=active)
+    assert_same(state_of(env), before, "after bad input")
+    assert torch.equal(env.generator.get_state(), generator)  # no dice were drawn
+    env.reset_games(torch.tensor([1, 3], dtype=torch.int32))  # any integer dtype
+    assert (env.bid_id[[1, 3]] == -1).all() and (env.round_len[[1, 3]] == 0).all()
+
+
+def test_auto_falls_back_to_torch_without_numba(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "liars_env.fused", None)  # importing it now fails
+    assert BatchedEnv("perudo", num_envs=2).backend == "torch"
+    with pytest.raises(ImportError, match="backend='numba' needs numba"):
+        BatchedEnv("perudo", num_envs=2, backend="numba")
 
 
 def test_backend_choice_and_errors():
