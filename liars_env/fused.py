@@ -120,6 +120,8 @@ def apply_actions(
             continue
         a = actions[g]
         cur = current_player[g]
+        if a < 0:  # only unchecked actions get here; their ids would index the tables
+            raise IndexError("a negative action id (illegal with check_actions=False)")
         if a < num_bids:
             slot = round_len[g]
             if slot >= round_moves.shape[1]:  # only an illegal repeated bid gets here

@@ -314,6 +314,21 @@ def test_illegal_actions_raise_and_change_nothing(backend):
     actions = legal.clone()
     actions[2] = -1  # an inactive game's action is ignored
     env.step(actions, active=inactive)
+    if backend == "numba":  # unchecked, ids that would index outside the tables raise
+        unchecked = BatchedEnv("perudo", num_envs=4, seed=0, backend=backend, check_actions=False)
+        unchecked.reset()
+        with pytest.raises(IndexError, match="negative action id"):
+            unchecked.step(torch.full((4,), -1000))
+        bid = unchecked.codec.encode_bid(1, 2)
+        unchecked.step(torch.full((4,), bid))
+        for _ in range(unchecked.codec.num_bids):  # repeat a bid until the history is full
+            try:
+                unchecked.step(torch.full((4,), bid))
+            except IndexError as exc:
+                assert "repeated a bid" in str(exc)
+                break
+        else:
+            raise AssertionError("a round of repeated bids never overflowed")
     fresh = BatchedEnv("perudo", num_envs=4, seed=0, backend=backend)
     fresh.reset()
     with pytest.raises(IllegalActionError, match="game 0: action 90 is not legal"):
