@@ -526,9 +526,10 @@ class BatchedEnv:
                 raise ValueError(
                     f"active must have shape ({self.num_envs},), got {tuple(active.shape)}"
                 )
-            actions = torch.where(active, actions, 0)
-        if self._fused is not None:
+        if self._fused is not None:  # its loops skip the inactive games' actions
             return self._fused.step(self, actions, active)
+        if active is not None:
+            actions = torch.where(active, actions, 0)
         if self.check_actions:
             bad = ~self.is_legal(actions)
             if active is not None:
@@ -654,15 +655,12 @@ class _FusedBackend:
 
         self.kernels = fused
         r, codec = env.rules, env.codec
-        self.raise_table = np.ascontiguousarray(codec.legal_after)
-        self.palifico_table = np.ascontiguousarray(codec.palifico_legal_after)
-        self.cap_table = np.ascontiguousarray(codec.cap_table)
-        # the tables as bytes for the mask kernel (a bitwise and of bytes vectorizes)
-        self.byte_tables = tuple(
-            t.view(np.uint8) for t in (self.raise_table, self.palifico_table, self.cap_table)
+        # the legality tables (raise, palifico raise, cap) as bytes: the mask kernel's
+        # bitwise and of bytes vectorizes, of bools it does not
+        self.tables = tuple(
+            table.view(np.uint8)
+            for table in (codec.legal_after, codec.palifico_legal_after, codec.cap_table)
         )
-        self.bid_quantity = np.ascontiguousarray(codec.bid_quantity)
-        self.bid_face = np.ascontiguousarray(codec.bid_face)
         self.own_dice_value = env._own_dice_value.numpy()
         self.dice_left_value = env._dice_left_value.numpy()
         self.move_cell = env._move_cell.numpy()
@@ -693,7 +691,7 @@ class _FusedBackend:
         mask = torch.empty((env.num_envs, env.num_actions), dtype=torch.bool)
         self.kernels.write_masks(
             mask.numpy().view(np.uint8), env.bid_id.numpy(), env.palifico.numpy(),
-            env.dice_left.numpy(), *self.byte_tables, *self.legality,
+            env.dice_left.numpy(), *self.tables, *self.legality,
         )  # fmt: skip
         return mask
 
@@ -730,14 +728,14 @@ class _FusedBackend:
         self, env: BatchedEnv, actions: torch.Tensor, active: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """:meth:`BatchedEnv.step` once its arguments are checked (long actions, ``(B,)``)."""
-        k = self.kernels
+        k, codec = self.kernels, env.codec
         b, p = env.num_envs, env.num_players
         acts = actions.numpy()
         on = self.all_active if active is None else active.numpy()
         if env.check_actions:
             bad = k.first_illegal(
                 acts, on, env.bid_id.numpy(), env.palifico.numpy(), env.dice_left.numpy(),
-                self.raise_table, self.palifico_table, self.cap_table, *self.legality,
+                *self.tables, *self.legality,
             )  # fmt: skip
             if bad >= 0:
                 env._raise_illegal(bad, actions)
@@ -757,8 +755,8 @@ class _FusedBackend:
         k.apply_actions(
             acts, on, env.dice.numpy(), env.dice_left.numpy(), env.current_player.numpy(),
             env.bid_id.numpy(), env.last_bidder.numpy(), env.round_len.numpy(),
-            env.round_moves.numpy(), env.palifico.numpy(), self.bid_quantity, self.bid_face,
-            env.codec.num_bids, self.exact_id, self.exact_mode, env.rules.ones_wild,
+            env.round_moves.numpy(), env.palifico.numpy(), codec.bid_quantity, codec.bid_face,
+            codec.num_bids, self.exact_id, self.exact_mode, env.rules.ones_wild,
             env.rules.dice_per_player, env._penalty, called.numpy(), count.numpy(),
             lost.numpy(), gained.numpy(), eliminated.numpy(), rewards.numpy(),
             winner.numpy(), over.numpy(), opener.numpy(),

@@ -23,8 +23,7 @@ names, as numpy views written in place (``dice``, ``dice_left``, ``current_playe
 ``bid_id``, ``round_moves`` …), its tables, and output arrays that come in zeroed. For
 legal actions they do exactly what the torch path does: the same state, the same
 legality tables from :class:`~liars_env.actions.ActionCodec`, the same observation values
-from
-:class:`~liars_env.observation.ObservationLayout`, and the dice still drawn by the
+from :class:`~liars_env.observation.ObservationLayout`, and the dice still drawn by the
 batch's torch generator in the torch path's order, so a seed plays the same games with
 either backend. The rules they apply (counting with wild ones, settling a challenge or
 an exact call, the next seat with dice, palifico rounds) are the compiled twins of
@@ -80,7 +79,10 @@ def first_illegal(
     actions, active, bid_id, palifico, dice_left, raise_table, palifico_table, cap_table,
     use_palifico, bid_cap, max_quantity,
 ):  # fmt: skip
-    """Index of the first active game whose action is not legal, or -1."""
+    """Index of the first active game whose action is not legal, or -1.
+
+    The tables are :func:`write_masks`'s (bool arrays viewed as ``uint8``).
+    """
     num_actions = raise_table.shape[1]
     for g in range(actions.shape[0]):
         if not active[g]:
@@ -269,8 +271,8 @@ def write_masks(
 
     They are the raise (or palifico) table's row of the game's latest bid, and the cap
     table's row of the dice in play (the last row, all legal, without ``bid_cap``).
-    ``mask`` and the tables are bool arrays viewed as ``uint8``: the bitwise and of bytes
-    vectorizes, of bools it does not.
+    ``mask`` and the tables are bool arrays viewed as ``uint8`` (as for
+    :func:`first_illegal`): the bitwise and of bytes vectorizes, of bools it does not.
     """
     num_actions = mask.shape[1]
     for g in range(mask.shape[0]):
