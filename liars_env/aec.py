@@ -377,14 +377,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """What ``agent`` knows now, plus its action mask (fresh arrays each call)."""
-        self._require_reset()
         state = self.game_state
-        seat = self._seat[agent]
+        if state is None:
+            self._require_reset()
         if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask = self.game.legal_mask(state)
         else:
             mask = self._zero_mask.copy()
-        return {"observation": self._encoder.encode(state, seat), "action_mask": mask}
+        return {"observation": self._encoder.encode(state, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
         """Acts for ``agent_selection``; once the game is over, agents are stepped with ``None``.
@@ -423,19 +423,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """Fresh fixed-shape infos for every agent; ``result`` marks a reveal."""
         dice_left = self.game_state.dice_left
         dice_left_array = np.array(dice_left, dtype=np.int64)
-        infos = {}
-        for seat, agent in enumerate(self.possible_agents):
-            change = 0
-            if result is not None:
-                change = (seat in result.gainers) - (seat in result.losers)
-            infos[agent] = {
+        over = result is not None
+        gainers, losers = (result.gainers, result.losers) if over else ((), ())
+        return {
+            agent: {
                 "dice_left": dice_left_array.copy(),
                 "eliminated": dice_left[seat] == 0,
-                "round_over": result is not None,
-                "dice_change": int(change),
+                "round_over": over,
+                "dice_change": (seat in gainers) - (seat in losers),
                 "illegal_action": False,
             }
-        return infos
+            for seat, agent in enumerate(self.possible_agents)
+        }
 
     def _finish_round(self, result: RoundResult) -> None:
         self._round_ended = True

@@ -191,6 +191,9 @@ class LiarsDiceGame:
         self._raise_rows = self.codec.legal_after.astype(np.int8)
         self._palifico_rows = self.codec.palifico_legal_after.astype(np.int8)
         self._cap_masks = self.codec.cap_table.astype(np.int8)
+        # (palifico, row of the bid standing, cap) -> that mask, read-only; filled as
+        # positions come up (at most 2 · (num_bids + 1) · (max_quantity + 1) of them)
+        self._masks: dict[tuple[bool, int, int], np.ndarray] = {}
 
     # ------------------------------------------------------------------ new games
     def new_game(
@@ -287,8 +290,7 @@ class LiarsDiceGame:
         """Legal actions of the player to act as an ``int8`` 0/1 array (all 0 once over)."""
         if state.winner is not None:
             return np.zeros(self.codec.num_actions, dtype=np.int8)
-        table, row = self._raise_rows_at(state)
-        return np.bitwise_and(table[row], self._cap_masks[self.cap(state)])
+        return self._mask_at(state).copy()
 
     def legal_actions(self, state: GameState) -> list[int]:
         """Legal action ids of the player to act, ascending."""
@@ -302,16 +304,27 @@ class LiarsDiceGame:
                 return False
         if state.winner is not None or not 0 <= action < self.codec.num_actions:
             return False
-        table, row = self._raise_rows_at(state)
-        return bool(table[row, action] and self._cap_masks[self.cap(state), action])
+        return bool(self._mask_at(state)[action])
 
-    def _raise_rows_at(self, state: GameState) -> tuple[np.ndarray, int]:
-        """The legality table of the round (palifico or not) and the row of its latest bid."""
+    def _mask_at(self, state: GameState) -> np.ndarray:
+        """The (shared, read-only) legal mask of a game that goes on.
+
+        One ``bitwise_and`` of the round's legality table's row for the bid standing
+        (palifico or not) and the cap's row, made once per position and kept.
+        """
         row = 0
-        if state.bids:
-            _, quantity, face = state.bids[-1]
+        bids = state.bids
+        if bids:
+            _, quantity, face = bids[-1]
             row = (quantity - 1) * self.rules.faces + face
-        return (self._palifico_rows if state.palifico else self._raise_rows), row
+        key = (state.palifico, row, bid_cap(self.rules, state.dice_left, state.current_player))
+        mask = self._masks.get(key)
+        if mask is None:
+            table = self._palifico_rows if key[0] else self._raise_rows
+            mask = np.bitwise_and(table[row], self._cap_masks[key[2]])
+            mask.flags.writeable = False
+            self._masks[key] = mask
+        return mask
 
     def illegal_reason(self, state: GameState, action: Any) -> str | None:
         """Why ``action`` is illegal now (naming the action, bid and rule), or ``None``."""
@@ -384,7 +397,8 @@ class LiarsDiceGame:
     ) -> RoundResult:
         rules = self.rules
         bidder, quantity, face = state.bids[-1]
-        active = state.active_seats
+        dice_left = state.dice_left
+        active = [s for s, n in enumerate(dice_left) if n > 0]
         counted = (bidder,) if rules.hand == "individual" else tuple(active)
         count = count_matches(
             rules, [state.dice[s] for s in counted], face, palifico=state.palifico
@@ -397,21 +411,22 @@ class LiarsDiceGame:
             bidder=bidder,
             caller=caller,
             active=active,
-            caller_dice=state.dice_left[caller],
+            caller_dice=dice_left[caller],
         )
         for seat in outcome.losers:
-            state.dice_left[seat] -= 1
+            dice_left[seat] -= 1
         for seat in outcome.gainers:
-            state.dice_left[seat] += 1
-        eliminated = tuple(s for s in outcome.losers if state.dice_left[s] == 0)
+            dice_left[seat] += 1
+        eliminated = tuple(s for s in outcome.losers if dice_left[s] == 0)
+        remaining = active  # a call only takes dice from seats in play, or gives them
         if eliminated:
             state.out_order.append(list(eliminated))
+            remaining = [s for s in active if dice_left[s] > 0]
         revealed = {s: list(state.dice[s]) for s in active}
         was_palifico = state.palifico
         # The loser of a challenge opens; after an exact call the caller opens. Either
         # way, an eliminated opener hands over to the next active seat clockwise.
         anchor = outcome.losers[0] if call == "challenge" else caller
-        remaining = state.active_seats
         state.round += 1
         if len(remaining) == 1:
             state.winner = state.current_player = remaining[0]
@@ -420,7 +435,7 @@ class LiarsDiceGame:
             state.palifico = False
             next_opener = None
         else:
-            next_opener = anchor if state.dice_left[anchor] else self.next_active(state, anchor)
+            next_opener = anchor if dice_left[anchor] else self.next_active(state, anchor)
             self._start_round(state, next_opener, rng)
         return RoundResult(
             call=call,
@@ -434,7 +449,7 @@ class LiarsDiceGame:
             losers=outcome.losers,
             gainers=outcome.gainers,
             eliminated=eliminated,
-            dice_left=list(state.dice_left),
+            dice_left=list(dice_left),
             next_opener=next_opener,
         )
 

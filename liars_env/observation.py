@@ -61,6 +61,7 @@ class ObservationLayout:
             self.slices[name] = slice(start, start + size)
             start += size
         self.size = start
+        self._blank = np.zeros(self.size, dtype=np.float32)
         self._off = {name: s.start for name, s in self.slices.items()}
         d = rules.dice_per_player
         inv_d = 1.0 / d
@@ -77,14 +78,10 @@ class ObservationLayout:
         rules = self.rules
         n, f = rules.num_players, rules.faces
         off = self._off
-        obs = np.zeros(self.size, dtype=np.float32)
-        counts = [0] * (f + 1)
-        for die in state.dice[seat]:
-            counts[die] += 1
-        own = self.own_dice_values
-        for face in range(1, f + 1):
-            if counts[face]:
-                obs[face - 1] = own[counts[face]]
+        obs = self._blank.copy()
+        hand, own = state.dice[seat], self.own_dice_values
+        for face in set(hand):
+            obs[face - 1] = own[hand.count(face)]
         dice_left, left = off["dice_left"], self.dice_left_values
         for s, count in enumerate(state.dice_left):
             obs[dice_left + (s - seat) % n] = left[count]

@@ -341,9 +341,7 @@ def count_matches(
     wild = face != 1 and rules.ones_wild and not palifico
     total = 0
     for hand in dice:
-        for die in hand:
-            if die == face or (wild and die == 1):
-                total += 1
+        total += hand.count(face) + (hand.count(1) if wild else 0)
     return total
 
 
