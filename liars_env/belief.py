@@ -51,6 +51,11 @@ from liars_env.array_rules import (
 from liars_env.observation import ObservationLayout
 from liars_env.rules import RuleSet
 
+try:  # the compiled twins of count_tails and BeliefModel.follows, for CPU tensors
+    from liars_env import fused_belief as _compiled
+except ImportError:  # pragma: no cover - numba is a dependency; the torch code stands in
+    _compiled = None
+
 MAX_HANDS = 20_000
 """Largest hand table :class:`BeliefModel` builds (``C(D + F, F)``)."""
 
@@ -77,6 +82,19 @@ def count_tails(known: torch.Tensor, matches: torch.Tensor, length: int) -> torc
         ``(B, F, L + 1)`` tails; index ``L`` is 0.
     """
     b, s, f, k = matches.shape
+    if (
+        _compiled is not None
+        and matches.device.type == "cpu"
+        and matches.dtype in (torch.float32, torch.float64)
+    ):
+        tails = torch.empty((b, f, length + 1), dtype=matches.dtype)
+        _compiled.count_tails(
+            known.long().contiguous().numpy(),
+            matches.detach().contiguous().numpy(),
+            length,
+            tails.numpy(),
+        )
+        return tails
     total = torch.zeros((b, f, length), dtype=matches.dtype, device=matches.device)
     total.scatter_(2, known.clamp_max(length - 1)[:, :, None], 1.0)
     for seat in range(s):
@@ -275,6 +293,9 @@ class BeliefModel(nn.Module):
             torch.argsort(followers, descending=True, stable=True),
             persistent=False,
         )
+        self._order_np = self.chronological.numpy()  # the compiled follows' tables
+        self._face_np = (torch.as_tensor(codec.bid_face.copy()) - 1).numpy()
+        self._bid_face_np, self._quantity_np = codec.bid_face.copy(), codec.bid_quantity.copy()
         self.register_buffer("tails", tails.to(dtype), persistent=False)
         self.register_buffer(
             "bid_face", torch.as_tensor(codec.bid_face.copy()) - 1, persistent=False
@@ -312,6 +333,12 @@ class BeliefModel(nn.Module):
             present: ``(B, num_bids)`` bool: the round's bids.
         """
         order = self.chronological
+        if _compiled is not None and present.device.type == "cpu":
+            out = torch.empty_like(present)
+            _compiled.follows(
+                present.contiguous().numpy(), self._order_np, self._face_np, out.numpy()
+            )
+            return out
         made = present[:, order]
         position = torch.arange(len(order), device=present.device)
         last = torch.where(made, position, -1).cummax(1).values
@@ -365,7 +392,14 @@ class BeliefModel(nn.Module):
         known = known_matches(own, wild_faces(wild, f))
         tails = count_tails(known, dist, self.length)
         k = torch.arange(d + 1, device=obs.device, dtype=dist.dtype)
-        holds, after = tails_per_bid(tails, self.bid_face + 1, self.bid_quantity)
+        if _compiled is not None and tails.device.type == "cpu" and tails.dtype == dist.dtype:
+            holds = torch.empty((b, self.num_bids), dtype=tails.dtype)
+            after = torch.empty_like(holds)
+            _compiled.tails_per_bid(
+                tails.numpy(), self._bid_face_np, self._quantity_np, holds.numpy(), after.numpy()
+            )
+        else:
+            holds, after = tails_per_bid(tails, self.bid_face + 1, self.bid_quantity)
         return BeliefOutput(
             tails=tails,
             holds=holds,

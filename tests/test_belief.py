@@ -62,6 +62,36 @@ def test_belief_model_matches_its_numpy_twin(preset, players):
         np.testing.assert_allclose(out.exact[i].numpy(), exact, atol=1e-12)
 
 
+@pytest.mark.parametrize("preset, players", CASES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compiled_and_torch_beliefs_agree(preset, players, dtype, monkeypatch):
+    """The numba loops (count_tails, follows) give the torch code's numbers."""
+    from liars_env import belief
+
+    if belief._compiled is None:
+        pytest.skip("numba is not installed")
+    rules = RuleSet.preset(preset, num_players=players)
+    obs = torch.tensor(np.array([o for o, _ in random_states(rules, steps=150, seed=5)]))
+    model = BeliefModel(rules, dtype=dtype)
+    history = parse_observation(obs, rules)[3].any(2)
+    compiled, compiled_follows = model(obs.to(dtype)), model.follows(history)
+    monkeypatch.setattr(belief, "_compiled", None)
+    reference, reference_follows = model(obs.to(dtype)), model.follows(history)
+    assert torch.equal(compiled_follows, reference_follows)
+    assert compiled_follows.any()  # the states hold raises that keep the face
+    for key in ("tails", "holds", "exact", "mean_matches"):
+        torch.testing.assert_close(compiled[key], reference[key], rtol=0, atol=0)
+    # the bayes bot's float64 posteriors through count_tails, and a clamped known count
+    matches = torch.rand(7, players - 1, rules.faces, 4, dtype=torch.float64)
+    matches /= matches.sum(-1, keepdim=True)
+    known = torch.randint(0, rules.max_quantity + 3, (7, rules.faces))
+    expected = belief.count_tails(known, matches, rules.max_quantity + 1)
+    monkeypatch.setattr(belief, "_compiled", __import__("liars_env.fused_belief").fused_belief)
+    got = belief.count_tails(known, matches, rules.max_quantity + 1)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert got.dtype == torch.float64 and got.shape == expected.shape
+
+
 def test_float32_model_is_close_to_float64():
     rules = RuleSet.preset("perudo", num_players=4)
     obs = torch.tensor(np.array([o for o, _ in random_states(rules, steps=100)]))
