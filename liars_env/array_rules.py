@@ -47,6 +47,11 @@ import torch
 
 from liars_env.rules import RuleSet
 
+try:  # compiled look-ups for CPU tensors (see liars_env.fused_belief)
+    import liars_env.fused_belief as _compiled
+except ImportError:  # pragma: no cover - numba is a dependency; the torch code stands in
+    _compiled = None
+
 __all__ = [
     "Settlement",
     "bid_caps",
@@ -458,6 +463,20 @@ def own_bid_tails(
         >>> [[round(x, 4) for x in t[0].tolist()] for t in (holds, after)]  # (3, 3), (1, 1)
         [[0.5556, 1.0], [0.1111, 0.3056]]
     """
+    if _compiled is not None and tails.device.type == "cpu":
+        holds = torch.empty((known.shape[0], bid_face.shape[0]), dtype=tails.dtype)
+        after = torch.empty_like(holds)
+        _compiled.own_bid_tails(
+            tails.contiguous().numpy(),
+            known.long().contiguous().numpy(),
+            wild_faces.bool().contiguous().numpy(),
+            unseen.long().expand(known.shape[0]).contiguous().numpy(),
+            bid_face.long().contiguous().numpy(),
+            bid_quantity.long().contiguous().numpy(),
+            holds.numpy(),
+            after.numpy(),
+        )
+        return holds, after
     face = bid_face - 1
     known_b = known[:, face]
     choice = wild_faces[:, face].long()

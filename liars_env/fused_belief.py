@@ -1,12 +1,14 @@
-"""Two steps of :class:`~liars_env.belief.BeliefModel` as compiled loops (numba), for the CPU.
+"""Loop-shaped steps of the belief model and the bid chances as compiled loops (numba).
 
-:func:`liars_env.belief.count_tails` and :meth:`liars_env.belief.BeliefModel.follows`
-are a few dozen small torch ops over a batch (a convolution per opponent and match
-count, a cumulative maximum, gathers); on the CPU they run these loops instead, one pass
-over the batch, when numba can be imported. They compute what the torch code computes,
-in the same order and precision (float products and sums of the input's type, the
-suffix sums of the tails in float64 as torch's ``cumsum`` accumulates them), so both give
-the same numbers; ``tests/test_belief.py`` checks them against each other.
+:func:`liars_env.belief.count_tails`, :meth:`liars_env.belief.BeliefModel.follows` and
+the per-bid look-ups (:func:`liars_env.array_rules.tails_per_bid` and
+:func:`liars_env.array_rules.own_bid_tails`, which the bid features and the
+probabilistic bots read) are a few dozen small torch ops over a batch (a convolution per
+opponent and match count, a cumulative maximum, gathers); on the CPU they run these
+loops instead, one pass over the batch, when numba can be imported. They compute what
+the torch code computes, in the same order and precision (float products and sums of the
+input's type, the suffix sums of the tails in float64 as torch's ``cumsum`` accumulates
+them), so both give the same numbers; ``tests/test_belief.py`` checks them bit for bit.
 """
 
 from __future__ import annotations
@@ -88,3 +90,24 @@ def follows(present, order, face, out):  # pragma: no cover - compiled
             out[b, bid] = made and previous == face[bid]
             if made:
                 previous = face[bid]
+
+
+@njit(**_JIT)
+def own_bid_tails(
+    tails, known, wild, unseen, bid_face, bid_quantity, holds, after
+):  # pragma: no cover - compiled
+    """See :func:`liars_env.array_rules.own_bid_tails` (the same look-ups).
+
+    ``tails`` is the :func:`~liars_env.array_rules.tail_table`, ``known`` ``(B, F)``
+    int64, ``wild`` ``(B, F)`` bool, ``unseen`` ``(B,)`` int64; ``holds`` and ``after``
+    ``(B, num_bids)`` of ``tails``' type are written whole.
+    """
+    top = tails.shape[2] - 1
+    for b in range(known.shape[0]):
+        u = unseen[b]
+        for i in range(bid_face.shape[0]):
+            face = bid_face[i] - 1
+            table = 1 if wild[b, face] else 0
+            need = bid_quantity[i] - known[b, face]
+            holds[b, i] = tails[table, u, min(max(need, 0), top)]
+            after[b, i] = tails[table, u, min(max(need + 1, 0), top)]

@@ -92,6 +92,33 @@ def test_compiled_and_torch_beliefs_agree(preset, players, dtype, monkeypatch):
     assert got.dtype == torch.float64 and got.shape == expected.shape
 
 
+@pytest.mark.parametrize("preset, players", CASES)
+def test_compiled_and_torch_own_bid_tails_agree(preset, players, monkeypatch):
+    """The bid features and the probabilistic bots' look-ups, compiled and in torch."""
+    from liars_env import array_rules
+
+    if array_rules._compiled is None:
+        pytest.skip("numba is not installed")
+    rules = RuleSet.preset(preset, num_players=players)
+    obs = torch.tensor(np.array([o for o, _ in random_states(rules, steps=150, seed=7)]))
+    features = BidProbabilityFeatures(rules)
+    compiled = features(obs)
+    for dtype in (torch.float32, torch.float64):  # the features' table, the bots' table
+        tails = array_rules.tail_table(rules, dtype)
+        known = torch.randint(0, rules.dice_per_player + 1, (40, rules.faces))
+        wild = torch.rand(40, rules.faces) < 0.5
+        unseen = torch.randint(0, rules.max_quantity + 1, (40,))
+        face, quantity = torch.tensor([1, 2, rules.faces]), torch.tensor([1, 3, 7])
+        got = array_rules.own_bid_tails(tails, known, wild, unseen, face, quantity)
+        monkeypatch.setattr(array_rules, "_compiled", None)
+        expected = array_rules.own_bid_tails(tails, known, wild, unseen, face, quantity)
+        monkeypatch.undo()
+        for a, b in zip(got, expected, strict=True):
+            assert a.dtype == dtype and torch.equal(a, b)
+    monkeypatch.setattr(array_rules, "_compiled", None)
+    assert torch.equal(compiled, features(obs))
+
+
 def test_float32_model_is_close_to_float64():
     rules = RuleSet.preset("perudo", num_players=4)
     obs = torch.tensor(np.array([o for o, _ in random_states(rules, steps=100)]))
