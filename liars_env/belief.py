@@ -51,7 +51,7 @@ from liars_env.array_rules import (
 from liars_env.observation import ObservationLayout
 from liars_env.rules import RuleSet
 
-try:  # the compiled twins of count_tails and BeliefModel.follows, for CPU tensors
+try:  # compiled twins of count_tails, BeliefModel.follows and the per-bid look-ups (CPU)
     from liars_env import fused_belief as _compiled
 except ImportError:  # pragma: no cover - numba is a dependency; the torch code stands in
     _compiled = None
@@ -293,8 +293,8 @@ class BeliefModel(nn.Module):
             torch.argsort(followers, descending=True, stable=True),
             persistent=False,
         )
-        self._order_np = self.chronological.numpy()  # the compiled follows' tables
-        self._face_np = (torch.as_tensor(codec.bid_face.copy()) - 1).numpy()
+        # the compiled loops' tables (numpy)
+        self._order_np = self.chronological.numpy()
         self._bid_face_np, self._quantity_np = codec.bid_face.copy(), codec.bid_quantity.copy()
         self.register_buffer("tails", tails.to(dtype), persistent=False)
         self.register_buffer(
@@ -336,7 +336,7 @@ class BeliefModel(nn.Module):
         if _compiled is not None and present.device.type == "cpu":
             out = torch.empty_like(present)
             _compiled.follows(
-                present.contiguous().numpy(), self._order_np, self._face_np, out.numpy()
+                present.contiguous().numpy(), self._order_np, self._bid_face_np, out.numpy()
             )
             return out
         made = present[:, order]
@@ -392,7 +392,11 @@ class BeliefModel(nn.Module):
         known = known_matches(own, wild_faces(wild, f))
         tails = count_tails(known, dist, self.length)
         k = torch.arange(d + 1, device=obs.device, dtype=dist.dtype)
-        if _compiled is not None and tails.device.type == "cpu" and tails.dtype == dist.dtype:
+        if (
+            _compiled is not None
+            and tails.device.type == "cpu"
+            and tails.dtype in (torch.float32, torch.float64)
+        ):
             holds = torch.empty((b, self.num_bids), dtype=tails.dtype)
             after = torch.empty_like(holds)
             _compiled.tails_per_bid(

@@ -79,7 +79,7 @@ def follows(present, order, face, out):  # pragma: no cover - compiled
     Args:
         present: ``(B, num_bids)`` bool: the round's bids.
         order: ``(num_bids,)`` bid ids in the order a round makes them.
-        face: ``(num_bids,)`` each bid id's face.
+        face: ``(num_bids,)`` each bid id's face (any numbering: only compared).
         out: ``(B, num_bids)`` bool, written whole.
     """
     for b in range(present.shape[0]):
