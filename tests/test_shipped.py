@@ -21,7 +21,9 @@ def test_something_is_shipped():
 @pytest.mark.parametrize("folder", SHIPPED, ids=lambda p: p.name)
 def test_a_shipped_model_loads_plays_and_has_its_card(folder):
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
-    assert size < 2 * 1024 * 1024, f"{folder.name} is {size} bytes"
+    # small enough to ship in the repository: a 6-player model's first layer alone is
+    # ~1,700 inputs × 256 floats (1.7 MB)
+    assert size < 3 * 1024 * 1024, f"{folder.name} is {size} bytes"
     card = (folder / "card.md").read_text()
     for section in ("## Training history", "## Against every bot", "liars-exploit"):
         assert section in card, section
