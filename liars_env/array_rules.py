@@ -47,10 +47,25 @@ import torch
 
 from liars_env.rules import RuleSet
 
-try:  # compiled look-ups for CPU tensors (see liars_env.fused_belief)
+try:  # compiled loops for CPU tensors (see liars_env.fused_belief)
     import liars_env.fused_belief as _compiled
 except ImportError:  # pragma: no cover - numba is a dependency; the torch code stands in
     _compiled = None
+
+_COMPILED_DTYPES = (torch.float32, torch.float64, torch.bool)
+
+
+def compiled_kernels(tensor: torch.Tensor):
+    """:mod:`liars_env.fused_belief` if its loops can take ``tensor``, else ``None``.
+
+    They can where numba imports and ``tensor`` is a float32, float64 or bool CPU tensor;
+    elsewhere (a GPU, other dtypes) the callers run their torch code, which computes the
+    same numbers.
+    """
+    if _compiled is None or tensor.device.type != "cpu" or tensor.dtype not in _COMPILED_DTYPES:
+        return None
+    return _compiled
+
 
 __all__ = [
     "Settlement",
@@ -463,10 +478,11 @@ def own_bid_tails(
         >>> [[round(x, 4) for x in t[0].tolist()] for t in (holds, after)]  # (3, 3), (1, 1)
         [[0.5556, 1.0], [0.1111, 0.3056]]
     """
-    if _compiled is not None and tails.device.type == "cpu":
+    kernels = compiled_kernels(tails)
+    if kernels is not None:
         holds = torch.empty((known.shape[0], bid_face.shape[0]), dtype=tails.dtype)
         after = torch.empty_like(holds)
-        _compiled.own_bid_tails(
+        kernels.own_bid_tails(
             tails.contiguous().numpy(),
             known.long().contiguous().numpy(),
             wild_faces.bool().contiguous().numpy(),
@@ -506,5 +522,17 @@ def tails_per_bid(
         >>> tails_per_bid(tails, torch.tensor([1, 2]), torch.tensor([1, 1]))[0].tolist()
         [[0.5, 0.25]]
     """
+    kernels = compiled_kernels(tails)
+    if kernels is not None:
+        holds = torch.empty((tails.shape[0], bid_face.shape[0]), dtype=tails.dtype)
+        after = torch.empty_like(holds)
+        kernels.tails_per_bid(
+            tails.contiguous().numpy(),
+            bid_face.long().contiguous().numpy(),
+            bid_quantity.long().contiguous().numpy(),
+            holds.numpy(),
+            after.numpy(),
+        )
+        return holds, after
     face = bid_face - 1
     return tails[:, face, bid_quantity], tails[:, face, bid_quantity + 1]

@@ -42,6 +42,7 @@ from torch import nn
 
 from liars_env.agents.probability import binomial_pmf
 from liars_env.array_rules import (
+    compiled_kernels,
     known_matches,
     round_wild,
     tail_table,
@@ -50,11 +51,6 @@ from liars_env.array_rules import (
 )
 from liars_env.observation import ObservationLayout
 from liars_env.rules import RuleSet
-
-try:  # compiled twins of count_tails, BeliefModel.follows and the per-bid look-ups (CPU)
-    from liars_env import fused_belief as _compiled
-except ImportError:  # pragma: no cover - numba is a dependency; the torch code stands in
-    _compiled = None
 
 MAX_HANDS = 20_000
 """Largest hand table :class:`BeliefModel` builds (``C(D + F, F)``)."""
@@ -82,13 +78,10 @@ def count_tails(known: torch.Tensor, matches: torch.Tensor, length: int) -> torc
         ``(B, F, L + 1)`` tails; index ``L`` is 0.
     """
     b, s, f, k = matches.shape
-    if (
-        _compiled is not None
-        and matches.device.type == "cpu"
-        and matches.dtype in (torch.float32, torch.float64)
-    ):
+    kernels = compiled_kernels(matches)
+    if kernels is not None:
         tails = torch.empty((b, f, length + 1), dtype=matches.dtype)
-        _compiled.count_tails(
+        kernels.count_tails(
             known.long().contiguous().numpy(),
             matches.detach().contiguous().numpy(),
             length,
@@ -293,9 +286,6 @@ class BeliefModel(nn.Module):
             torch.argsort(followers, descending=True, stable=True),
             persistent=False,
         )
-        # the compiled loops' tables (numpy)
-        self._order_np = self.chronological.numpy()
-        self._bid_face_np, self._quantity_np = codec.bid_face.copy(), codec.bid_quantity.copy()
         self.register_buffer("tails", tails.to(dtype), persistent=False)
         self.register_buffer(
             "bid_face", torch.as_tensor(codec.bid_face.copy()) - 1, persistent=False
@@ -333,10 +323,11 @@ class BeliefModel(nn.Module):
             present: ``(B, num_bids)`` bool: the round's bids.
         """
         order = self.chronological
-        if _compiled is not None and present.device.type == "cpu":
+        kernels = compiled_kernels(present)
+        if kernels is not None:
             out = torch.empty_like(present)
-            _compiled.follows(
-                present.contiguous().numpy(), self._order_np, self._bid_face_np, out.numpy()
+            kernels.follows(
+                present.contiguous().numpy(), order.numpy(), self.bid_face.numpy(), out.numpy()
             )
             return out
         made = present[:, order]
@@ -392,18 +383,7 @@ class BeliefModel(nn.Module):
         known = known_matches(own, wild_faces(wild, f))
         tails = count_tails(known, dist, self.length)
         k = torch.arange(d + 1, device=obs.device, dtype=dist.dtype)
-        if (
-            _compiled is not None
-            and tails.device.type == "cpu"
-            and tails.dtype in (torch.float32, torch.float64)
-        ):
-            holds = torch.empty((b, self.num_bids), dtype=tails.dtype)
-            after = torch.empty_like(holds)
-            _compiled.tails_per_bid(
-                tails.numpy(), self._bid_face_np, self._quantity_np, holds.numpy(), after.numpy()
-            )
-        else:
-            holds, after = tails_per_bid(tails, self.bid_face + 1, self.bid_quantity)
+        holds, after = tails_per_bid(tails, self.bid_face + 1, self.bid_quantity)
         return BeliefOutput(
             tails=tails,
             holds=holds,

@@ -62,20 +62,39 @@ def test_belief_model_matches_its_numpy_twin(preset, players):
         np.testing.assert_allclose(out.exact[i].numpy(), exact, atol=1e-12)
 
 
+def spy_on_compiled_loops(monkeypatch) -> list[str]:
+    """Records each call of a :mod:`liars_env.fused_belief` loop (skips without numba)."""
+    from liars_env import array_rules
+
+    if array_rules._compiled is None:
+        pytest.skip("numba is not installed")
+    calls: list[str] = []
+    for name in ("count_tails", "follows", "tails_per_bid", "own_bid_tails"):
+        loop = getattr(array_rules._compiled, name)
+
+        def spy(*args, _loop=loop, _name=name):
+            calls.append(_name)
+            return _loop(*args)
+
+        monkeypatch.setattr(array_rules._compiled, name, spy)
+    return calls
+
+
 @pytest.mark.parametrize("preset, players", CASES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_compiled_and_torch_beliefs_agree(preset, players, dtype, monkeypatch):
-    """The numba loops (count_tails, follows) give the torch code's numbers."""
-    from liars_env import belief
+    """The numba loops (count_tails, follows, tails_per_bid) give the torch code's numbers."""
+    from liars_env import array_rules, belief
 
-    if belief._compiled is None:
-        pytest.skip("numba is not installed")
+    calls = spy_on_compiled_loops(monkeypatch)
+    loops = array_rules._compiled
     rules = RuleSet.preset(preset, num_players=players)
     obs = torch.tensor(np.array([o for o, _ in random_states(rules, steps=150, seed=5)]))
     model = BeliefModel(rules, dtype=dtype)
     history = parse_observation(obs, rules)[3].any(2)
     compiled, compiled_follows = model(obs.to(dtype)), model.follows(history)
-    monkeypatch.setattr(belief, "_compiled", None)
+    assert set(calls) == {"count_tails", "follows", "tails_per_bid"}
+    monkeypatch.setattr(array_rules, "_compiled", None)
     reference, reference_follows = model(obs.to(dtype)), model.follows(history)
     assert torch.equal(compiled_follows, reference_follows)
     assert compiled_follows.any()  # the states hold raises that keep the face
@@ -86,8 +105,9 @@ def test_compiled_and_torch_beliefs_agree(preset, players, dtype, monkeypatch):
     matches /= matches.sum(-1, keepdim=True)
     known = torch.randint(0, rules.max_quantity + 3, (7, rules.faces))
     expected = belief.count_tails(known, matches, rules.max_quantity + 1)
-    monkeypatch.setattr(belief, "_compiled", __import__("liars_env.fused_belief").fused_belief)
+    monkeypatch.setattr(array_rules, "_compiled", loops)
     got = belief.count_tails(known, matches, rules.max_quantity + 1)
+    assert calls[-1] == "count_tails"
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
     assert got.dtype == torch.float64 and got.shape == expected.shape
 
@@ -97,12 +117,13 @@ def test_compiled_and_torch_own_bid_tails_agree(preset, players, monkeypatch):
     """The bid features and the probabilistic bots' look-ups, compiled and in torch."""
     from liars_env import array_rules
 
-    if array_rules._compiled is None:
-        pytest.skip("numba is not installed")
+    calls = spy_on_compiled_loops(monkeypatch)
+    loops = array_rules._compiled
     rules = RuleSet.preset(preset, num_players=players)
     obs = torch.tensor(np.array([o for o, _ in random_states(rules, steps=150, seed=7)]))
     features = BidProbabilityFeatures(rules)
     compiled = features(obs)
+    assert calls == ["own_bid_tails"]
     for dtype in (torch.float32, torch.float64):  # the features' table, the bots' table
         tails = array_rules.tail_table(rules, dtype)
         known = torch.randint(0, rules.dice_per_player + 1, (40, rules.faces))
@@ -112,9 +133,10 @@ def test_compiled_and_torch_own_bid_tails_agree(preset, players, monkeypatch):
         got = array_rules.own_bid_tails(tails, known, wild, unseen, face, quantity)
         monkeypatch.setattr(array_rules, "_compiled", None)
         expected = array_rules.own_bid_tails(tails, known, wild, unseen, face, quantity)
-        monkeypatch.undo()
+        monkeypatch.setattr(array_rules, "_compiled", loops)
         for a, b in zip(got, expected, strict=True):
             assert a.dtype == dtype and torch.equal(a, b)
+    assert calls == ["own_bid_tails"] * 3
     monkeypatch.setattr(array_rules, "_compiled", None)
     assert torch.equal(compiled, features(obs))
 
