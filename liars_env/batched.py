@@ -45,6 +45,7 @@ from liars_env.array_rules import (
 )
 from liars_env.engine import get_codec
 from liars_env.errors import IllegalActionError
+from liars_env.memory import retain_freed_memory
 from liars_env.observation import ObservationLayout
 from liars_env.rules import RuleSet, loser_reward, resolve_rules
 from liars_env.threads import DEFAULT_THREADS, check_threads, using_threads
@@ -102,6 +103,10 @@ class BatchedEnv:
         ``dice (B, P, D)`` faces, 0 for a lost die; ``dice_left (B, P)``;
         ``current_player (B,)``; ``current_bid (B, 2)`` as (quantity, face), 0 when none;
         ``opener (B,)``; ``palifico (B,)``.
+
+    On the CPU, a step hands out fresh tensors of up to tens of MB; creating the env makes
+    glibc keep freed blocks for reuse, so that they do not come back as page faults
+    (:func:`liars_env.memory.retain_freed_memory`; ``LIARS_ENV_TUNE_MALLOC=0`` opts out).
     """
 
     def __init__(
@@ -124,6 +129,8 @@ class BatchedEnv:
         self.num_envs = num_envs
         self.device = torch.device(device)
         self.backend = resolve_backend(backend, self.device)
+        if self.device.type == "cpu":
+            retain_freed_memory()  # a step's fresh tensors without page faults
         self.check_actions = check_actions
         self.codec = get_codec(self.rules)
         self.layout = ObservationLayout(self.rules)
