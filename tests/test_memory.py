@@ -17,33 +17,30 @@ from liars_env import memory
 
 pytestmark = pytest.mark.skipif(memory._glibc() is None, reason="glibc's malloc only")
 
-# Two 24 MiB blocks alive at once, then both freed, ten times over: with glibc's own
-# thresholds the 48 MiB freed at the top of the heap passes its trim threshold (twice the
-# largest block freed) and goes back to the system, so every round's writes fault again.
+# A block 64 KiB larger every round, written and freed. With glibc's own thresholds each
+# one is above the mmap threshold (the largest block freed so far), so it comes as fresh
+# pages and every page faults; kept blocks are reused and only the 64 KiB of growth does.
 PROBE = """
 import json, resource, sys, torch
 from liars_env import memory
 {setup}
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-n = 6 * 1024 * 1024
-def round_trip():
-    blocks = [torch.empty(n).fill_(1.0) for _ in range(2)]
-    del blocks
-for _ in range(3):
-    round_trip()
+floats = 2 * 1024 * 1024
+for k in range(3):
+    torch.empty(floats + k * 16384).fill_(1.0)
 before = faults()
-for _ in range(10):
-    round_trip()
-print(json.dumps({{"applied": memory._applied, "faults": (faults() - before) / 10}}))
+for k in range(3, 23):
+    torch.empty(floats + k * 16384).fill_(1.0)
+print(json.dumps({{"applied": memory._applied, "faults": (faults() - before) / 20}}))
 """
-PAGES_PER_ROUND = 2 * 6 * 1024 * 1024 * 4 // 4096
+PAGES_PER_ROUND = 8 * 1024 * 1024 // 4096
 
 
 def probe(setup: str, **env: str) -> dict:
     """Runs :data:`PROBE` in a fresh interpreter; its applied flag and faults per round."""
-    environ = {k: v for k, v in os.environ.items() if k != memory.OPT_OUT}
-    environ.pop("GLIBC_TUNABLES", None)
+    theirs = (memory.OPT_OUT, "GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+    environ = {k: v for k, v in os.environ.items() if k not in theirs}
     result = subprocess.run(
         [sys.executable, "-c", PROBE.format(setup=setup)],
         env={**environ, **env},
@@ -65,7 +62,7 @@ def test_glibcs_own_thresholds_return_freed_blocks_as_page_faults():
 def test_a_batched_env_on_the_cpu_keeps_freed_blocks_for_reuse():
     out = probe("from liars_env.batched import BatchedEnv; BatchedEnv(num_envs=4)")
     assert out["applied"] is True
-    assert out["faults"] < 0.01 * PAGES_PER_ROUND
+    assert out["faults"] < 0.05 * PAGES_PER_ROUND
 
 
 @pytest.mark.parametrize(
