@@ -445,6 +445,20 @@ def tail_table(rules: RuleSet, dtype: torch.dtype = torch.float64) -> torch.Tens
     return tails.to(dtype)
 
 
+def _run_per_bid_loop(
+    loop, rows: int, tails: torch.Tensor, *inputs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Runs a compiled per-bid look-up, ``loop(tails, *inputs, holds, after)``.
+
+    ``holds`` and ``after`` are fresh ``(rows, num_bids)`` tensors of ``tails``' dtype;
+    the last input is the bids' quantities (``num_bids`` long).
+    """
+    holds = torch.empty((rows, inputs[-1].shape[0]), dtype=tails.dtype)
+    after = torch.empty_like(holds)
+    loop(*(t.contiguous().numpy() for t in (tails, *inputs)), holds.numpy(), after.numpy())
+    return holds, after
+
+
 def own_bid_tails(
     tails: torch.Tensor,
     known: torch.Tensor,
@@ -480,19 +494,16 @@ def own_bid_tails(
     """
     kernels = compiled_kernels(tails)
     if kernels is not None:
-        holds = torch.empty((known.shape[0], bid_face.shape[0]), dtype=tails.dtype)
-        after = torch.empty_like(holds)
-        kernels.own_bid_tails(
-            tails.contiguous().numpy(),
-            known.long().contiguous().numpy(),
-            wild_faces.bool().contiguous().numpy(),
-            unseen.long().expand(known.shape[0]).contiguous().numpy(),
-            bid_face.long().contiguous().numpy(),
-            bid_quantity.long().contiguous().numpy(),
-            holds.numpy(),
-            after.numpy(),
+        return _run_per_bid_loop(
+            kernels.own_bid_tails,
+            known.shape[0],
+            tails,
+            known.long(),
+            wild_faces.bool(),
+            unseen.long().expand(known.shape[0]),
+            bid_face.long(),
+            bid_quantity.long(),
         )
-        return holds, after
     face = bid_face - 1
     known_b = known[:, face]
     choice = wild_faces[:, face].long()
@@ -524,15 +535,8 @@ def tails_per_bid(
     """
     kernels = compiled_kernels(tails)
     if kernels is not None:
-        holds = torch.empty((tails.shape[0], bid_face.shape[0]), dtype=tails.dtype)
-        after = torch.empty_like(holds)
-        kernels.tails_per_bid(
-            tails.contiguous().numpy(),
-            bid_face.long().contiguous().numpy(),
-            bid_quantity.long().contiguous().numpy(),
-            holds.numpy(),
-            after.numpy(),
+        return _run_per_bid_loop(
+            kernels.tails_per_bid, tails.shape[0], tails, bid_face.long(), bid_quantity.long()
         )
-        return holds, after
     face = bid_face - 1
     return tails[:, face, bid_quantity], tails[:, face, bid_quantity + 1]
