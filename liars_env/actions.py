@@ -64,6 +64,22 @@ _TENS_WORDS = [
 ]
 
 
+def as_action_id(action: object) -> object:
+    """An int from a one-element integer array (as RL libraries pass actions); else as is.
+
+    Anything else is returned unchanged, for the engine's own check to refuse it.
+
+    Example:
+        >>> as_action_id(np.array([3]))
+        3
+        >>> as_action_id(np.array([1.5]))
+        array([1.5])
+    """
+    if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
+        return int(action.reshape(()))
+    return action
+
+
 def number_word(n: int) -> str:
     """Spells a number from 0 to 99 in English words.
 

@@ -82,6 +82,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from liars_env.actions import as_action_id
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.errors import IllegalActionError
 from liars_env.observation import OBSERVATION_VERSION, IncrementalEncoder, ObservationLayout
@@ -368,7 +369,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         kwargs = {k: options[k] for k in ("dice", "dice_left") if options.get(k) is not None}
         first = options.get("first_player")
         if first is not None:
-            if first not in self._seat:
+            if not isinstance(first, str) or first not in self._seat:
                 raise ValueError(
                     f"first_player must be one of {self.possible_agents}, got {first!r}"
                 )
@@ -397,6 +398,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        action = as_action_id(action)  # the spec's action shape (1,): np.array([id])
         state = self.game_state
         if not self.game.is_legal(state, action):
             reason = self.game.illegal_reason(state, action)

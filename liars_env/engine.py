@@ -218,12 +218,18 @@ class LiarsDiceGame:
         """
         rules = self.rules
         n = rules.num_players
-        if dice is not None and (
-            isinstance(dice, (str, bytes)) or not isinstance(dice, Sequence) or len(dice) != n
-        ):
-            raise ValueError(f"dice must be a list of {n} hands (one per seat), got {dice!r}")
-        if dice_left is None:
-            dice_left = [len(h) for h in dice] if dice is not None else [rules.dice_per_player] * n
+        if dice is not None:
+            dice = _hand_lists(dice, n)
+        if dice_left is None and dice is not None:
+            for seat, hand in enumerate(dice):
+                if len(hand) > rules.dice_per_player:
+                    raise ValueError(
+                        f"dice[{seat}] holds {len(hand)} faces, more than dice_per_player="
+                        f"{rules.dice_per_player}: {hand!r}"
+                    )
+            dice_left = [len(h) for h in dice]
+        elif dice_left is None:
+            dice_left = [rules.dice_per_player] * n
         dice_left = _int_list(dice_left, "dice_left", n, 0, rules.dice_per_player)
         active = [s for s in range(n) if dice_left[s] > 0]
         if len(active) < 2:
@@ -250,7 +256,7 @@ class LiarsDiceGame:
         faces = self.rules.faces
         hands = []
         for seat, hand in enumerate(dice):
-            if not isinstance(hand, Sequence) or len(hand) != dice_left[seat]:
+            if len(hand) != dice_left[seat]:
                 raise ValueError(
                     f"dice[{seat}] must hold {dice_left[seat]} faces (dice_left), got {hand!r}"
                 )
@@ -480,6 +486,24 @@ class LiarsDiceGame:
         for action in actions:
             self.apply(state, action, rng)
         return state
+
+
+def _hand_lists(dice: Any, n: int) -> list[list[Any]]:
+    """``dice`` as ``n`` plain lists (lists, tuples or numpy arrays accepted)."""
+    if isinstance(dice, np.ndarray):
+        dice = list(dice)
+    if isinstance(dice, (str, bytes)) or not isinstance(dice, Sequence) or len(dice) != n:
+        raise ValueError(f"dice must be a list of {n} hands (one per seat), got {dice!r}")
+    hands = []
+    for seat, hand in enumerate(dice):
+        if isinstance(hand, np.ndarray) and hand.ndim == 1:
+            hand = hand.tolist()
+        if isinstance(hand, (str, bytes)) or not isinstance(hand, Sequence):
+            raise ValueError(
+                f"dice[{seat}] must be a list of faces (one hand per seat), got {hand!r}"
+            )
+        hands.append(list(hand))
+    return hands
 
 
 def _int_list(values: Any, name: str, length: int, lo: int, hi: int) -> list[int]:

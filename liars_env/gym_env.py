@@ -105,6 +105,7 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import EzPickle
 
+from liars_env.actions import as_action_id
 from liars_env.agents.base import Agent, view_of
 from liars_env.agents.registry import make_agent
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
@@ -248,7 +249,7 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
         if self._done:
             raise ResetNeeded("the episode is over (or never started); call reset()")
         state, game = self.game_state, self.game
-        action = _as_action(action)
+        action = as_action_id(action)
         if not game.is_legal(state, action):
             if self.illegal_action == "raise" or not self._in_space(action):
                 reason = game.illegal_reason(state, action)
@@ -343,13 +344,6 @@ class LiarsDiceEnv(gymnasium.Env, EzPickle):
             "place": place,
             "illegal_action": self._illegal,
         }
-
-
-def _as_action(action: Any) -> Any:
-    """An int from an int-like action (numpy scalars and one-element arrays included)."""
-    if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
-        return int(action.reshape(()))
-    return action
 
 
 def _build_opponents(opponents: Any, rules: RuleSet) -> list[Agent]:

@@ -336,6 +336,14 @@ def test_penalize_mode_ends_the_game_zero_sum():
         ({"first_player": "player_9"}, "first_player must be one of"),
         ({"dice_left": [0, 5, 5], "first_player": "player_0"}, "first_player 0 has no dice"),
         ("dice", "reset options must be a dict"),
+        ({"dice": [1, 2, 3]}, "dice\\[0\\] must be a list of faces \\(one hand per seat\\), got 1"),
+        ({"dice": "abc"}, "dice must be a list of 3 hands"),
+        ({"first_player": [0]}, "first_player must be one of .*, got \\[0\\]"),
+        (
+            {"dice": [[1, 2, 3, 4, 5, 6]] * 3},
+            "dice\\[0\\] holds 6 faces, more than dice_per_player=5",
+        ),
+        ({"dice": [[1.5, 2, 3, 4, 5]] * 3}, "dice\\[0\\] must hold ints from 1 to 6, got 1.5"),
     ],
 )
 def test_bad_reset_options_raise_and_change_nothing(options, message):
@@ -445,3 +453,21 @@ def test_aec_games_have_the_engines_outcomes(name, players):
     for seat, agent in enumerate(e.possible_agents):
         expected = 1.0 if places[seat] == 1 else -1 / (players - 1)
         assert returns[agent] == pytest.approx(expected)
+
+
+def test_reset_accepts_hands_as_numpy_arrays():
+    e = liars_env.env("perudo")
+    e.reset(seed=0, options={"dice": np.array([[1, 2, 3, 4, 5], [6, 6, 6, 6, 6], [2, 2, 2, 2, 2]])})
+    assert e.unwrapped.game_state.dice == [[1, 2, 3, 4, 5], [6] * 5, [2] * 5]
+    e.reset(seed=0, options={"dice": [np.array([1, 1]), np.array([3]), np.array([4, 4])]})
+    assert e.unwrapped.game_state.dice_left == [2, 1, 2]
+
+
+def test_step_takes_a_one_element_integer_array_as_the_spec_table_says():
+    e = liars_env.env("perudo")
+    e.reset(seed=0)
+    first = e.agent_selection
+    e.step(np.array([e.unwrapped.bid_action(2, 3)]))
+    assert e.unwrapped.game_state.bids[-1][1:] == (2, 3) and e.agent_selection != first
+    with pytest.raises(liars_env.IllegalActionError, match="not an int action id"):
+        e.step(np.array([7.0]))
