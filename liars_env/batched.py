@@ -318,9 +318,23 @@ class BatchedEnv:
             >>> env.is_legal(torch.tensor([ones, -1])).tolist()  # perudo opens on no ones
             [False, False]
         """
-        actions = torch.as_tensor(actions, device=self.device).long()
+        actions = self._action_ids(actions)
         in_range = (actions >= 0) & (actions < self.num_actions)
         return in_range & self._legal(actions.clamp(0, self.num_actions - 1))
+
+    def _action_ids(self, actions: Any) -> torch.Tensor:
+        """``actions`` as an int64 tensor on the env's device; ``TypeError`` if not ints.
+
+        Floats are refused rather than truncated (7.9 is not the bid with id 7).
+        """
+        actions = torch.as_tensor(actions, device=self.device)
+        if (
+            actions.dtype.is_floating_point
+            or actions.dtype.is_complex
+            or (actions.dtype == torch.bool)
+        ):
+            raise TypeError(f"actions must be integer action ids, got dtype {actions.dtype}")
+        return actions.long()
 
     def sample_actions(
         self, generator: torch.Generator | None = None, rows: torch.Tensor | None = None
@@ -514,6 +528,7 @@ class BatchedEnv:
                 (nothing changes). With ``check_actions=False`` an illegal action's outcome
                 is undefined and may differ between the backends.
             ValueError: for ``actions`` or ``active`` not shaped ``(num_envs,)``.
+            TypeError: for ``actions`` that are not integers (floats are not truncated).
         """
         with using_threads(self.threads):
             return self._step(actions, active)
@@ -522,7 +537,7 @@ class BatchedEnv:
         self, actions: torch.Tensor, active: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         r, codec = self.rules, self.codec
-        actions = torch.as_tensor(actions, device=self.device).long()
+        actions = self._action_ids(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(
                 f"actions must have shape ({self.num_envs},), got {tuple(actions.shape)}"

@@ -385,6 +385,13 @@ def test_bad_arguments():
     env.reset()
     with pytest.raises(ValueError, match="actions must have shape \\(4,\\)"):
         env.step(torch.zeros(3, dtype=torch.long))
+    before = env.observe().clone()
+    for bad in (torch.tensor([7.9, 8.2, 7.0, 8.0]), torch.ones(4, dtype=torch.bool)):
+        with pytest.raises(TypeError, match="actions must be integer action ids"):
+            env.step(bad)
+        with pytest.raises(TypeError, match="actions must be integer action ids"):
+            env.is_legal(bad)
+    assert torch.equal(env.observe(), before)
     with pytest.raises(ValueError, match="hand='individual'"):
         BatchedEnv("individual_hand", num_envs=4)
     with pytest.raises(ValueError, match="num_envs must be a positive int"):
