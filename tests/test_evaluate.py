@@ -117,6 +117,10 @@ def test_cli_writes_json_and_png(tmp_path, capsys):
         (["--agents", "random", "random", "--games", "0"], "games must be a positive int"),
         (["--agents", "random", "random", "--rule", "faces=12"], "RuleSet.faces must be"),
         (["--agents", "random", "random", "--rule", "faces"], "must look like key=value"),
+        (
+            ["--agents", "random", "random", "--rule", "num_players=4"],
+            "--rule num_players=4: the table size is set by --players",
+        ),
     ],
 )
 def test_cli_bad_input_is_a_clear_error(argv, message, capsys):

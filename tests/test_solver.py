@@ -233,6 +233,13 @@ def test_solver_agent_tracks_palifico_rounds():
 
 
 # ------------------------------------------------------------------ CLI
+def test_exploit_specs_after_one_flag_or_the_flag_repeated():
+    from liars_train.solve import build_parser
+
+    for argv in (["--exploit", "random", "bold"], ["--exploit", "random", "--exploit", "bold"]):
+        assert build_parser().parse_args(argv).exploit == ["random", "bold"]
+
+
 def test_cli_tiny_run(tmp_path, capsys):
     out = tmp_path / "r.json"
     code = solve_main(
@@ -256,6 +263,7 @@ def test_cli_tiny_run(tmp_path, capsys):
         (["--rule", "dice=1"], "unknown rule option 'dice'"),
         (["--rules", "nope"], "unknown preset"),
         (["--rule", "dice_per_player=1", "--exploit", "nobody"], "unknown agent spec"),
+        (["--rule", "num_players=3"], "--rule num_players=3: the table size is set by --players"),
     ],
 )
 def test_cli_bad_input_exits_2(argv, message, capsys):

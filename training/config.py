@@ -41,6 +41,27 @@ def parse_key_values(items: Iterable[str], what: str = "--set") -> dict[str, Any
     return out
 
 
+def parse_rule_overrides(items: Iterable[str], what: str = "--rule") -> dict[str, Any]:
+    """``KEY=VALUE`` rule options from a command line (values parsed as YAML).
+
+    The table size is not one of them: the commands take it from ``--players``.
+
+    Raises:
+        ValueError: for an item without ``=``, or one that sets ``num_players``.
+
+    Example:
+        >>> parse_rule_overrides(["dice_per_player=1", "palifico=true"])
+        {'dice_per_player': 1, 'palifico': True}
+    """
+    overrides = parse_key_values(items, what=what)
+    if "num_players" in overrides:
+        raise ValueError(
+            f"{what} num_players={overrides['num_players']}: the table size is set by "
+            "--players, not by a rule option"
+        )
+    return overrides
+
+
 def require_positive(args: Any, names: tuple[str, ...]) -> None:
     """Raises ``ValueError`` for the first of the fields ``names`` of ``args`` below 1."""
     for name in names:
@@ -70,16 +91,19 @@ def load_run_settings(
 ) -> T:
     """The settings a run was started with (its ``config.json``), with overrides.
 
-    ``run`` is the run's folder or its name under ``runs_dir``.
+    ``run`` is the run's folder or its name under ``runs_dir``. The run continues in
+    the folder its ``config.json`` was found in, wherever the run was started from
+    (``runs_dir`` and ``run_name`` are set to it, if the settings have them).
     """
-    folder = Path(run)
-    config_file = (
-        folder / "config.json" if folder.is_dir() else Path(runs_dir) / run / "config.json"
-    )
+    folder = Path(run) if Path(run).is_dir() else Path(runs_dir) / run
+    config_file = folder / "config.json"
     if not config_file.is_file():
         raise ValueError(f"--resume {run}: no run found (looked for {config_file})")
     saved = _read_settings_file(config_file)
     saved.update(parse_key_values(sets))
+    known = {f.name for f in dataclasses.fields(cls)}
+    if {"runs_dir", "run_name"} <= known:
+        saved.update(runs_dir=str(folder.parent), run_name=folder.name)
     return make_settings(cls, saved, source=str(config_file))
 
 

@@ -452,9 +452,9 @@ def summarize(
 
 def _parse_overrides(items: Sequence[str]) -> dict:
     """``key=value`` rule overrides from the command line (values parsed as YAML)."""
-    from liars_train.config import parse_key_values
+    from liars_train.config import parse_rule_overrides
 
-    return parse_key_values(items, what="rule override")
+    return parse_rule_overrides(items, what="--rule")
 
 
 def build_parser() -> argparse.ArgumentParser:

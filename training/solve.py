@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from liars_env.rules import PRESETS, RuleSet
-from liars_train.config import parse_key_values
+from liars_train.config import parse_rule_overrides
 
 
 def build_rules(preset: str, players: int, items: Sequence[str]) -> RuleSet:
@@ -48,7 +48,7 @@ def build_rules(preset: str, players: int, items: Sequence[str]) -> RuleSet:
     """
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(PRESETS)}")
-    overrides = parse_key_values(items, what="--rule")
+    overrides = parse_rule_overrides(items, what="--rule")
     overrides["num_players"] = players
     return PRESETS[preset].with_options(**overrides)
 
@@ -114,7 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--tolerance", type=float, default=1e-4, help="target exploitability (CFR+)"
     )
     parser.add_argument(
-        "--exploit", nargs="+", default=[], metavar="SPEC", help="agent specs to exploit"
+        "--exploit",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="SPEC",
+        help="agent specs to exploit (several after one flag, or the flag repeated)",
     )
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--save", help="write the strategy (.npz) here")
