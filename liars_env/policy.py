@@ -21,7 +21,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -324,15 +324,22 @@ def build_meta(rules: RuleSet, shape: NetworkShape, **extra: Any) -> dict[str, A
     }
 
 
+CHECKPOINT_FILES = ("model.safetensors", "meta.json", "trainer_state.pt")
+"""The files :func:`write_checkpoint` writes (the trainer state only when given)."""
+
+
 def write_checkpoint(
     path: str | Path,
     model: PolicyNet,
     meta: Mapping[str, Any],
     trainer_state: Mapping[str, Any] | None = None,
+    keep_other_files: bool = False,
 ) -> Path:
     """Writes a checkpoint folder atomically (temporary folder, then rename).
 
     An existing folder at ``path`` is replaced only once the new one is complete.
+    With ``keep_other_files`` the files it holds besides :data:`CHECKPOINT_FILES` (a
+    shipped model's ``card.md``, say) are copied into the new folder; otherwise they go.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -343,9 +350,15 @@ def write_checkpoint(
         (tmp / "meta.json").write_text(json.dumps(dict(meta), indent=2))
         if trainer_state is not None:
             torch.save(dict(trainer_state), tmp / "trainer_state.pt")
+        if keep_other_files and path.is_dir():
+            for other in path.iterdir():
+                if other.name not in CHECKPOINT_FILES:
+                    copy = shutil.copytree if other.is_dir() else shutil.copy2
+                    copy(other, tmp / other.name)
         for f in tmp.iterdir():  # make the bytes durable before the rename
-            with open(f, "rb") as handle:
-                os.fsync(handle.fileno())
+            if f.is_file():
+                with open(f, "rb") as handle:
+                    os.fsync(handle.fileno())
         if path.exists():
             old = path.with_name(f".{path.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -378,10 +391,34 @@ def read_meta(path: str | Path) -> dict[str, Any]:
             raise CheckpointError(f"checkpoint {path}: meta.json lacks {key!r}")
     if meta["format_version"] != FORMAT_VERSION:
         raise CheckpointError(
-            f"checkpoint {path} has format version {meta['format_version']}, "
-            f"expected {FORMAT_VERSION}"
+            f"checkpoint {path} has format version {meta['format_version']!r}, "
+            f"expected {FORMAT_VERSION!r}"
         )
     return meta
+
+
+def _network_shape(path: Path, declared: Any) -> NetworkShape:
+    """The :class:`NetworkShape` a ``meta.json`` declares, each field of its type."""
+    if not isinstance(declared, dict):
+        raise CheckpointError(f"checkpoint {path}: network in meta.json must be a mapping")
+    try:
+        shape = NetworkShape(**declared)
+    except TypeError as exc:
+        raise CheckpointError(f"checkpoint {path}: bad network shape ({exc})") from None
+    for f in fields(NetworkShape):
+        value = getattr(shape, f.name)
+        flag = f.type in (bool, "bool")
+        if flag:
+            ok = isinstance(value, bool)
+        else:
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        if not ok:
+            expected = "true or false" if flag else "an int >= 1"
+            raise CheckpointError(
+                f"checkpoint {path}: network.{f.name} in meta.json must be {expected}, "
+                f"got {value!r}"
+            )
+    return shape
 
 
 def load_policy(
@@ -414,10 +451,7 @@ def load_policy(
             f"checkpoint {path} uses observation layout v{meta['observation_version']}, "
             f"this liars_env produces v{OBSERVATION_VERSION}"
         )
-    try:
-        shape = NetworkShape(**meta["network"])
-    except TypeError as exc:
-        raise CheckpointError(f"checkpoint {path}: bad network shape ({exc})") from None
+    shape = _network_shape(path, meta["network"])
     expected = ObservationLayout(trained_rules).size
     if shape.observation_size != expected:
         raise CheckpointError(
@@ -435,9 +469,11 @@ def load_policy(
     try:
         model.load_state_dict(weights)
     except RuntimeError as exc:
-        first = str(exc).splitlines()[0]
+        details = "; ".join(
+            line.strip() for line in str(exc).splitlines()[1:] if line.strip()
+        ) or str(exc)
         raise CheckpointError(
-            f"checkpoint {path}: weights do not fit the network ({first})"
+            f"checkpoint {path}: weights do not fit the network {shape} ({details})"
         ) from None
     model.eval()
     return model, meta

@@ -27,6 +27,7 @@ from liars_env.policy import (
     write_checkpoint,
 )
 from liars_train import ppo, train_cli
+from liars_train.config import load_run_settings
 
 TINY = [
     "total_steps=2048",
@@ -251,6 +252,48 @@ def test_exploiters_do_not_inherit_init_checkpoint(tiny_run, tmp_path, monkeypat
     assert seen == [""]
 
 
+def test_resume_a_run_folder_given_by_path_continues_in_that_folder(
+    tiny_run, tmp_path, monkeypatch
+):
+    elsewhere = tmp_path / "elsewhere" / "runs" / "tiny"
+    shutil.copytree(tiny_run, elsewhere)
+    config = json.loads((elsewhere / "config.json").read_text())
+    config.update(runs_dir="runs", total_steps=4096)  # as saved by a run started elsewhere
+    (elsewhere / "config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)  # no runs/tiny here
+    args = load_run_settings(ppo.Args, str(elsewhere))
+    assert Path(args.runs_dir) / args.run_name == elsewhere
+    trainer = ppo.Trainer(args, resume=True)
+    assert trainer.global_step == 2048 and trainer.run_dir == elsewhere
+    # by name under runs_dir as well
+    args = load_run_settings(ppo.Args, "tiny", runs_dir=str(elsewhere.parent))
+    assert Path(args.runs_dir) / args.run_name == elsewhere
+
+
+def test_resume_follows_a_changed_league_and_keeps_the_rest(tiny_run, tmp_path, capsys):
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    config = json.loads((run / "config.json").read_text())
+    assert config["league"] == ["probabilistic", "bayes", "belief"]
+    config.update(runs_dir=str(tmp_path), league=["bayes", "bold"])
+    trainer = ppo.Trainer(ppo.make_args(config), resume=True)
+    members = {m.name: m for m in trainer.league.members}
+    assert "probabilistic" not in members and "belief" not in members
+    assert members["bold"].games == 0 and members["bayes"].games > 0  # kept its record
+    assert any(m.kind == "snapshot" for m in trainer.league.members)
+    assert (trainer.league.slot < len(trainer.league.members)).all()
+    assert "left probabilistic, belief; joined bold" in capsys.readouterr().out
+
+
+def test_resume_takes_a_new_constant_learning_rate(tiny_run, tmp_path):
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    config = json.loads((run / "config.json").read_text())
+    config.update(runs_dir=str(tmp_path), anneal_lr=False, learning_rate=1e-5)
+    trainer = ppo.Trainer(ppo.make_args(config), resume=True)
+    assert trainer.optimizer.param_groups[0]["lr"] == 1e-5
+
+
 def test_resume_cli_errors(tmp_path, capsys):
     assert train_cli.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no run found" in capsys.readouterr().err
@@ -337,6 +380,17 @@ def _corrupt(path: Path, how: str) -> None:
         meta = json.loads((path / "meta.json").read_text())
         meta["network"]["hidden_size"] = 32
         (path / "meta.json").write_text(json.dumps(meta))
+    elif how in ("hidden_str", "obs_float", "flag_int", "format_str"):
+        meta = json.loads((path / "meta.json").read_text())
+        if how == "hidden_str":
+            meta["network"]["hidden_size"] = "16"
+        elif how == "obs_float":
+            meta["network"]["observation_size"] = float(meta["network"]["observation_size"])
+        elif how == "flag_int":
+            meta["network"]["bid_features"] = 1
+        else:
+            meta["format_version"] = str(meta["format_version"])
+        (path / "meta.json").write_text(json.dumps(meta))
     elif how == "trainer_state":
         (path / "trainer_state.pt").write_bytes(b"\x80\x04garbage")
 
@@ -349,7 +403,11 @@ def _corrupt(path: Path, how: str) -> None:
         ("meta", "meta.json is corrupt"),
         ("no_weights", "has no model.safetensors"),
         ("layout", "observation layout v0"),
-        ("shape", "weights do not fit the network"),
+        ("shape", "weights do not fit the network .*size mismatch for torso.0.weight"),
+        ("hidden_str", "network.hidden_size in meta.json must be an int >= 1, got '16'"),
+        ("obs_float", "network.observation_size in meta.json must be an int >= 1, got 376.0"),
+        ("flag_int", "network.bid_features in meta.json must be true or false, got 1"),
+        ("format_str", "has format version '1', expected 1"),
     ],
 )
 def test_corrupt_checkpoints_are_rejected_clearly(good_checkpoint, how, message):
@@ -403,6 +461,14 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["teacher=robot"], "teacher must be empty or a bot with a batched twin"),
         (["teacher_coef=-1"], "teacher_coef must be >= 0"),
         (["engine_backend=jax"], "backend must be one of 'auto', 'torch', 'numba', got 'jax'"),
+        (["eval_games=0"], "eval_games must be at least 1, got 0"),
+        (["final_eval_games=-1"], "final_eval_games must be >= 0, got -1"),
+        (["learn_threads=-3"], "learn_threads must be >= 0, got -3"),
+        (["torch_threads=-1"], "torch_threads must be >= 0, got -1"),
+        (["device=tpu"], "device must be cpu or cuda[:N], got 'tpu'"),
+        (["device=banana"], "device must be cpu or cuda[:N], got 'banana'"),
+        (["rule_overrides={num_players: 4}"], "rule_overrides: num_players=4 is not a rule"),
+        (["eval_opponents=[checkpoint:/nonexistent/ck]"], "eval_opponents: checkpoint"),
     ],
 )
 def test_bad_config_is_a_clear_error_before_any_work(sets, message, tmp_path, capsys):
@@ -499,6 +565,21 @@ def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
     source = json.loads((dest / "meta.json").read_text())["exported_from"]
     assert not Path(source).is_absolute()
     assert source.endswith(f"{tiny_run.name}/checkpoints/best")
+
+
+def test_export_over_a_shipped_model_keeps_its_card(tiny_run, tmp_path):
+    from liars_train.export import main as export_main
+
+    dest = tmp_path / "shipped"
+    assert export_main([str(tiny_run / "checkpoints" / "best"), str(dest)]) == 0
+    (dest / "card.md").write_text("# the model card\n")
+    (dest / "trainer_state.pt").write_bytes(b"stale")
+    step = sorted((tiny_run / "checkpoints").glob("step_*"))[0]
+    assert export_main([str(step), str(dest)]) == 0
+    assert sorted(p.name for p in dest.iterdir()) == ["card.md", "meta.json", "model.safetensors"]
+    assert (dest / "card.md").read_text() == "# the model card\n"
+    assert json.loads((dest / "meta.json").read_text())["exported_from"].endswith(step.name)
+    assert not list(tmp_path.glob(".shipped*"))  # no temporary folders left
 
 
 @pytest.mark.parametrize(

@@ -36,10 +36,14 @@ def portable_source(source: str | Path) -> str:
 
 
 def export(source: str, dest: str) -> None:
-    """Loads ``source`` (checking it) and writes its policy to ``dest`` atomically."""
+    """Loads ``source`` (checking it) and writes its policy to ``dest`` atomically.
+
+    Files already in ``dest`` other than a checkpoint's own (a model card, say) stay;
+    a trainer state there goes (a shipped model has none).
+    """
     model, meta = load_policy(source)
     meta = {**meta, "exported_from": portable_source(source)}
-    write_checkpoint(dest, model, meta)
+    write_checkpoint(dest, model, meta, keep_other_files=True)
 
 
 def main(argv: list[str] | None = None) -> int:

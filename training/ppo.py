@@ -261,10 +261,14 @@ def validate(args: Args) -> None:
             "snapshot_every",
             "exploiter_steps",
             "exploiter_eval_games",
+            "eval_games",
             "checkpoint_every",
             "keep_checkpoints",
         ),
     )
+    for name in ("final_eval_games", "torch_threads", "learn_threads", "eval_every"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)!r}")
     if (args.num_envs * args.num_steps) % args.num_minibatches:
         raise ValueError(
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
@@ -301,13 +305,24 @@ def validate(args: Args) -> None:
         raise ValueError(
             "nobody to play: self_play < 1 needs league members or snapshots (pool_size)"
         )
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        raise ValueError(f"device must be cpu or cuda[:N], got {args.device!r}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be cpu or cuda[:N], got {args.device!r}")
+    if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
-    resolve_backend(args.engine_backend, torch.device(args.device))
+    resolve_backend(args.engine_backend, device)
 
 
 def game_rules(args: Args) -> RuleSet:
-    """The rule set a run trains on."""
+    """The rule set a run trains on (``ValueError`` for bad ``rule_overrides``)."""
+    if "num_players" in args.rule_overrides:
+        raise ValueError(
+            f"rule_overrides: num_players={args.rule_overrides['num_players']!r} is not a "
+            "rule option here; set num_players"
+        )
     return RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
 
 
@@ -403,6 +418,12 @@ class Trainer:
         )
         for spec in args.league:
             self.league.add(member_from_spec(spec, self.rules, self.device))
+        for spec in args.eval_opponents:  # a bad checkpoint fails now, not hours later
+            if spec.startswith("checkpoint:") and spec not in args.league:
+                try:
+                    member_from_spec(spec, self.rules, self.device)
+                except CheckpointError as exc:
+                    raise CheckpointError(f"eval_opponents: {exc}") from None
         for member in opponents or []:
             self.league.add(member)
         self.league.assign(np.arange(args.num_envs))
@@ -845,10 +866,37 @@ class Trainer:
         self.best_win_rate = float(state["best_win_rate"])
         self.exploiters = int(state["exploiters"])
         self.league.load_state(state, self.policy)
+        self._follow_league_setting()
         torch.set_rng_state(state["torch_rng"])
         self.generator.set_state(state["generator"])
         self.env.generator.set_state(state["env_generator"])
         self.np_rng.bit_generator.state = json.loads(state["np_rng"])
         self.history = json.loads(state["history"])
         self.episode_returns = state["episode_returns"].tolist()
+        if not self.args.anneal_lr:  # a learning rate set on resume wins over the saved one
+            self.optimizer.param_groups[0]["lr"] = self.args.learning_rate
         print(f"resumed {path} at update {self.update}, step {self.global_step}")
+
+    def _follow_league_setting(self) -> None:
+        """After a resume, makes the fixed league what ``league`` says now.
+
+        Members still listed keep their saved statistics; members no longer listed
+        leave; new ones join afresh. Snapshots and exploiters are kept as saved.
+        """
+        fixed = ("bot", "checkpoint")
+        saved = [m.spec for m in self.league.members if m.kind in fixed]
+        wanted = list(self.args.league)
+        dropped = [spec for spec in saved if spec not in wanted]
+        added = [spec for spec in wanted if spec not in saved]
+        for index in reversed(range(len(self.league.members))):
+            member = self.league.members[index]
+            if member.kind in fixed and member.spec in dropped:
+                self.league.remove(index)
+        for spec in added:
+            self.league.add(member_from_spec(spec, self.rules, self.device))
+        if dropped or added:
+            self.league.assign(np.arange(self.args.num_envs))
+            print(
+                f"league changed on resume: left {', '.join(dropped) or 'none'}; "
+                f"joined {', '.join(added) or 'none'}"
+            )
