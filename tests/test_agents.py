@@ -47,6 +47,19 @@ def test_count_pmf_matches_exact_enumeration(preset, face, palifico):
         assert got.sum() == pytest.approx(1.0)
 
 
+def test_a_kept_view_keeps_its_observation_after_the_game_moves_on():
+    rules = RuleSet.preset("perudo")
+    game, state, rng = scripted(rules, [[1, 4, 4, 2, 6], [3, 3, 3, 5, 6], [2, 2, 4, 4, 1]])
+    layout = ObservationLayout(rules)
+    game.apply(state, game.codec.encode_bid(3, 4), rng)
+    kept = view_of(game, layout, state)
+    expected = layout.encode(state.clone(), kept.seat)
+    game.apply(state, game.codec.encode_bid(4, 4), rng)  # the next bid, then a challenge
+    game.apply(state, game.codec.challenge, rng)
+    assert state.round == 1  # a new round, new dice
+    np.testing.assert_array_equal(kept.observation, expected)
+
+
 @pytest.mark.parametrize("agent_cls", [ProbabilisticAgent, BayesianAgent])
 def test_tail_table_is_the_tail_of_the_count_distribution(agent_cls):
     rules = RuleSet.preset("perudo_palifico")

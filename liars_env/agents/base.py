@@ -72,6 +72,16 @@ def view_of(
         if seat == state.current_player
         else np.zeros(game.codec.num_actions, np.int8)
     )
+    # what the observation is encoded from, copied now: the game goes on after this view
+    # is made, and an agent may read the observation of a view it kept
+    public = GameState(
+        dice=[list(hand) if s == seat else [] for s, hand in enumerate(state.dice)],
+        dice_left=list(state.dice_left),
+        current_player=state.current_player,
+        opener=state.opener,
+        bids=list(state.bids),
+        palifico=state.palifico,
+    )
     return PlayerView(
         rules=game.rules,
         codec=game.codec,
@@ -82,7 +92,7 @@ def view_of(
         opener=state.opener,
         palifico=state.palifico,
         mask=mask,
-        _encode=lambda: layout.encode(state, seat),
+        _encode=lambda: layout.encode(public, seat),
     )
 
 
