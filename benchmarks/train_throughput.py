@@ -7,6 +7,13 @@ variant alike. Example::
     python benchmarks/train_throughput.py --config configs/perudo_3p.yaml
         --variant "belief_features=false" --variant "league=[probabilistic]" --repeats 3
 
+The figure is the steady rate of training: learner decisions per second from the end of
+the first update to the end of the last (rollouts and updates), leaving out what a run
+does once (loading the compiled engine, the first update's fresh memory, the learning
+curve's matplotlib import and the last checkpoint); a run of millions of decisions
+spends well under 1% on those. The whole run's rate (start to finish of ``train()``) is
+printed beside it.
+
 Each ``--variant`` is a space-separated list of ``key=value`` settings applied on top of
 the config; the config itself is always measured first. ``--busy`` measures everything
 twice, idle and with a separate process spinning on one core, e.g. the default threads
@@ -25,8 +32,14 @@ from report import busy_core, print_idle_busy_table
 from liars_train import ppo
 
 
-def measure(config: str, sets: list[str], updates: int) -> float:
-    """Learner decisions per second over ``updates`` PPO updates of ``config`` + ``sets``."""
+def measure(config: str, sets: list[str], updates: int) -> tuple[float, float]:
+    """Learner decisions per second of ``config`` + ``sets``: steady and whole run.
+
+    Steady: over updates 2 … ``updates`` (end of each update's learning step to the
+    next); whole: ``updates`` updates from the start of ``train()`` to its end.
+    """
+    if updates < 2:
+        raise ValueError(f"updates must be at least 2, got {updates}")
     with tempfile.TemporaryDirectory() as runs:
         base = ppo.load_args(config, [f"runs_dir={runs}"])
         batch = base.num_envs * base.num_steps
@@ -46,9 +59,19 @@ def measure(config: str, sets: list[str], updates: int) -> float:
             ],
         )
         trainer = ppo.Trainer(args)
+        ends: list[float] = []
+        learn = trainer._learn
+
+        def timed_learn(*a, **k):
+            out = learn(*a, **k)
+            ends.append(time.perf_counter())
+            return out
+
+        trainer._learn = timed_learn
         start = time.perf_counter()
         trainer.train()
-        return trainer.global_step / (time.perf_counter() - start)
+        whole = trainer.global_step / (time.perf_counter() - start)
+        return batch * (len(ends) - 1) / (ends[-1] - ends[0]), whole
 
 
 def main() -> None:
@@ -56,26 +79,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/perudo_3p.yaml")
     parser.add_argument("--variant", action="append", default=[], help="key=value ...")
-    parser.add_argument("--updates", type=int, default=6)
+    parser.add_argument("--updates", type=int, default=6, help="PPO updates a run (>= 2)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--busy", action="store_true", help="also measure with a core busy")
     ns = parser.parse_args()
     variants = [[]] + [v.split() for v in ns.variant]
     loads = [False, True] if ns.busy else [False]
-    results = {(i, load): [] for i in range(len(variants)) for load in loads}
+    results: dict[tuple[int, bool], list[tuple[float, float]]] = {
+        (i, load): [] for i in range(len(variants)) for load in loads
+    }
     for _ in range(ns.repeats):
         for load in loads:
             with busy_core(load):
                 for i, sets in enumerate(variants):
                     results[i, load].append(measure(ns.config, sets, ns.updates))
     labels = [" ".join(sets) or f"{ns.config} as is" for sets in variants]
-    idle = {labels[i]: statistics.median(results[i, False]) for i in range(len(variants))}
+
+    def median(i: int, load: bool, which: int) -> float:
+        return statistics.median(r[which] for r in results[i, load])
+
+    idle = {labels[i]: median(i, False, 0) for i in range(len(variants))}
+    whole = {labels[i]: median(i, False, 1) for i in range(len(variants))}
     first = idle[labels[0]]
-    print(f"{'variant':60s} {'decisions/s (median)':>22s} {'ratio':>7s}")
+    print(f"{'variant':60s} {'steady (median)':>16s} {'ratio':>7s} {'whole run':>11s}")
     for label, med in idle.items():
-        print(f"{label:60s} {med:22,.0f} {med / first:7.2f}")
+        print(f"{label:60s} {med:16,.0f} {med / first:7.2f} {whole[label]:11,.0f}")
     if ns.busy:
-        busy = {labels[i]: statistics.median(results[i, True]) for i in range(len(variants))}
+        busy = {labels[i]: median(i, True, 0) for i in range(len(variants))}
         print()
         print_idle_busy_table(idle, busy, "variant")
 
