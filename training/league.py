@@ -361,8 +361,9 @@ def play_match(
     games have finished (a few more may finish on the last step); the games still in
     play then are dropped, which favours short games a little. Against a protocol that
     plays every started game out (a fixed number per slot), the win rates of shipped
-    models differed by 0.002 or less at 1,000–3,000 games (within the noise), for a
-    third of the time. ``policy`` plays ``self`` members.
+    models differed by 0.002 or less at 1,000–3,000 games (within the noise), and that
+    protocol took 2–3 times as long (its last games run nearly alone). ``policy`` plays
+    ``self`` members.
     The match runs on ``threads`` torch threads (``None``: as set; see
     :mod:`liars_env.threads`).
     """
