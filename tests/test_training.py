@@ -702,3 +702,59 @@ def test_bf16_update_learns_and_keeps_float32_weights(tmp_path):
         ]
         drops[bf16] = loss[0] - loss[-1]
     assert drops[True] > 1.0 and drops[True] > 0.7 * drops[False], drops
+
+
+# ----------------------------------------------------------------- weight averaging
+def _checkpoint(path, rules, hidden=16, seed=0):
+    torch.manual_seed(seed)
+    shape = NetworkShape(ObservationLayout(rules).size, get_codec(rules).num_actions, hidden, 1)
+    return write_checkpoint(path, PolicyNet(shape, rules), build_meta(rules, shape))
+
+
+def test_average_is_the_weighted_mean_of_the_parameters(tmp_path):
+    from liars_train.average import main as average_main
+
+    rules = RuleSet.preset("perudo")
+    a = _checkpoint(tmp_path / "a", rules, seed=1)
+    b = _checkpoint(tmp_path / "b", rules, seed=2)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "card.md").write_text("card")
+    assert (
+        average_main([str(a), str(b), "--weights", "3", "1", "--out", str(tmp_path / "out")]) == 0
+    )
+    net_a, _ = load_policy(a, rules)
+    net_b, _ = load_policy(b, rules)
+    avg, meta = load_policy(tmp_path / "out", rules)
+    for name, tensor in avg.state_dict().items():
+        expected = 0.75 * net_a.state_dict()[name] + 0.25 * net_b.state_dict()[name]
+        assert torch.allclose(tensor, expected, atol=1e-7), name
+    assert [e["weight"] for e in meta["averaged_from"]] == [0.75, 0.25]
+    assert (tmp_path / "out" / "card.md").read_text() == "card"
+    # a weight of 0 leaves the other checkpoint exactly
+    assert average_main([str(a), str(b), "--weights", "1", "0", "--out", str(tmp_path / "c")]) == 0
+    same, _ = load_policy(tmp_path / "c", rules)
+    assert all(torch.equal(v, net_a.state_dict()[k]) for k, v in same.state_dict().items())
+
+
+@pytest.mark.parametrize(
+    "make_other, extra, message",
+    [
+        (lambda p: _checkpoint(p, RuleSet.preset("perudo", num_players=2)), [], "num_players=2"),
+        (lambda p: _checkpoint(p, RuleSet.preset("perudo"), hidden=32), [], "differs from"),
+        (lambda p: _checkpoint(p, RuleSet.preset("perudo")), ["--weights", "1"], "1 weights for 2"),
+        (lambda p: _checkpoint(p, RuleSet.preset("perudo")), ["--weights", "1", "-1"], ">= 0"),
+        (lambda p: _checkpoint(p, RuleSet.preset("perudo")), ["--weights", "0", "0"], "all be 0"),
+        (lambda p: p / "missing", [], "is not a folder"),
+    ],
+)
+def test_average_refuses_what_cannot_be_averaged(tmp_path, capsys, make_other, extra, message):
+    from liars_train.average import main as average_main
+
+    a = _checkpoint(tmp_path / "a", RuleSet.preset("perudo"))
+    other = make_other(tmp_path / "b")
+    out = tmp_path / "out"
+    assert average_main([str(a), str(other), *extra, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+    assert average_main([str(a), "--out", str(out)]) == 2
+    assert "at least two checkpoints" in capsys.readouterr().err
