@@ -72,27 +72,33 @@ def view_of(
         if seat == state.current_player
         else np.zeros(game.codec.num_actions, np.int8)
     )
-    # what the observation is encoded from, copied now: the game goes on after this view
-    # is made, and an agent may read the observation of a view it kept
-    public = GameState(
-        dice=[list(hand) if s == seat else [] for s, hand in enumerate(state.dice)],
-        dice_left=list(state.dice_left),
-        current_player=state.current_player,
-        opener=state.opener,
-        bids=list(state.bids),
-        palifico=state.palifico,
-    )
+    dice, dice_left, bids = tuple(state.dice[seat]), tuple(state.dice_left), tuple(state.bids)
+    opener, palifico, n = state.opener, state.palifico, len(dice_left)
+
+    def encode() -> np.ndarray:
+        # from the view's own copies, not the live state: the game goes on after the view
+        # is made, and an agent may read the observation of a view it kept
+        public = GameState(
+            dice=[list(dice) if s == seat else [] for s in range(n)],
+            dice_left=list(dice_left),
+            current_player=seat,
+            opener=opener,
+            bids=list(bids),
+            palifico=palifico,
+        )
+        return layout.encode(public, seat)
+
     return PlayerView(
         rules=game.rules,
         codec=game.codec,
         seat=seat,
-        dice=tuple(state.dice[seat]),
-        dice_left=tuple(state.dice_left),
-        bids=tuple(state.bids),
-        opener=state.opener,
-        palifico=state.palifico,
+        dice=dice,
+        dice_left=dice_left,
+        bids=bids,
+        opener=opener,
+        palifico=palifico,
         mask=mask,
-        _encode=lambda: layout.encode(public, seat),
+        _encode=encode,
     )
 
 
