@@ -467,7 +467,10 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["torch_threads=-1"], "torch_threads must be >= 0, got -1"),
         (["device=tpu"], "device must be cpu or cuda[:N], got 'tpu'"),
         (["device=banana"], "device must be cpu or cuda[:N], got 'banana'"),
-        (["rule_overrides={num_players: 4}"], "rule_overrides: num_players=4 is not a rule"),
+        (
+            ["rule_overrides={num_players: 4}"],
+            "rule_overrides: num_players=4: the table size is set by num_players",
+        ),
         (["eval_opponents=[checkpoint:/nonexistent/ck]"], "eval_opponents: checkpoint"),
     ],
 )

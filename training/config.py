@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,12 +54,21 @@ def parse_rule_overrides(items: Iterable[str], what: str = "--rule") -> dict[str
         {'dice_per_player': 1, 'palifico': True}
     """
     overrides = parse_key_values(items, what=what)
+    refuse_table_size(overrides, what, "--players")
+    return overrides
+
+
+def refuse_table_size(overrides: Mapping[str, Any], what: str, instead: str) -> None:
+    """``ValueError`` if the rule options ``overrides`` set ``num_players``.
+
+    Every command and config takes the table size from its own setting (``instead``);
+    a second place to set it would be silently overridden or clash.
+    """
     if "num_players" in overrides:
         raise ValueError(
-            f"{what} num_players={overrides['num_players']}: the table size is set by "
-            "--players, not by a rule option"
+            f"{what} num_players={overrides['num_players']!r}: the table size is set by "
+            f"{instead}, not by a rule option"
         )
-    return overrides
 
 
 def require_positive(args: Any, names: tuple[str, ...]) -> None:

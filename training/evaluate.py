@@ -29,6 +29,7 @@ from liars_env.agents import make_agent, view_of
 from liars_env.engine import LiarsDiceGame
 from liars_env.observation import ObservationLayout
 from liars_env.rules import PRESETS, RuleSet, resolve_rules
+from liars_train.config import parse_rule_overrides
 
 CHUNK = 25
 """Games per work unit handed to a worker process."""
@@ -450,13 +451,6 @@ def summarize(
     )
 
 
-def _parse_overrides(items: Sequence[str]) -> dict:
-    """``key=value`` rule overrides from the command line (values parsed as YAML)."""
-    from liars_train.config import parse_rule_overrides
-
-    return parse_rule_overrides(items, what="--rule")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``liars-eval`` argument parser."""
     parser = argparse.ArgumentParser(
@@ -512,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console() if sys.stdout.isatty() else Console(width=120)
     try:
-        overrides = _parse_overrides(args.rule)
+        overrides = parse_rule_overrides(args.rule)
         overrides["num_players"] = args.players or len(args.agents)
         result = evaluate(
             args.rules,

@@ -52,7 +52,12 @@ from liars_env.policy import (
 from liars_env.rules import PRESETS, RuleSet
 from liars_env.threads import using_threads
 from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
-from liars_train.config import load_settings, make_settings, require_positive
+from liars_train.config import (
+    load_settings,
+    make_settings,
+    refuse_table_size,
+    require_positive,
+)
 from liars_train.league import (
     DEFAULT_GROUP_SHARES,
     League,
@@ -318,11 +323,7 @@ def validate(args: Args) -> None:
 
 def game_rules(args: Args) -> RuleSet:
     """The rule set a run trains on (``ValueError`` for bad ``rule_overrides``)."""
-    if "num_players" in args.rule_overrides:
-        raise ValueError(
-            f"rule_overrides: num_players={args.rule_overrides['num_players']!r} is not a "
-            "rule option here; set num_players"
-        )
+    refuse_table_size(args.rule_overrides, "rule_overrides:", "num_players")
     return RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
 
 
