@@ -365,6 +365,46 @@ def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
     )
 
 
+def test_liars_exploit_measures_the_weights_it_trained_against(tmp_path, monkeypatch):
+    """A target checkpoint rewritten during the run does not change the final match."""
+    from liars_env.observation import ObservationLayout
+    from liars_env.policy import build_meta, write_checkpoint
+
+    rules = RuleSet.preset("perudo", num_players=2)
+    shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)
+    torch.manual_seed(0)
+    first = PolicyNet(shape, rules)
+    target = write_checkpoint(tmp_path / "t", first, build_meta(rules, shape))
+    train = ppo.Trainer.train
+
+    def train_then_rewrite_the_target(self):
+        out = train(self)
+        write_checkpoint(target, PolicyNet(shape, rules), build_meta(rules, shape))
+        return out
+
+    played = []
+
+    def recording_match(a, b, *args, **kwargs):
+        played.append(b)
+        return {"win_rate": 0.5, "ci95": [0.4, 0.6], "games": 40}
+
+    monkeypatch.setattr(ppo.Trainer, "train", train_then_rewrite_the_target)
+    monkeypatch.setattr(exploit, "play_match", recording_match)
+    exploit.exploit(
+        f"checkpoint:{target}",
+        "perudo",
+        2,
+        steps=512,
+        games=40,
+        sets=["num_envs=64", "num_steps=8", "num_minibatches=2", "torch_threads=1"],
+        runs_dir=str(tmp_path),
+        progress=False,
+    )
+    (opponent,) = played
+    for name, value in first.state_dict().items():
+        assert torch.equal(opponent.net.state_dict()[name], value), name
+
+
 def test_liars_exploit_never_overwrites_a_run_the_user_named(tmp_path):
     """Its own generated run folder is replaced on a rerun; a named one is refused."""
     named = tmp_path / "mine" / "checkpoints" / "step_0000000512"
