@@ -337,24 +337,35 @@ def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
     assert "unknown opponent 'robot'" in capsys.readouterr().err
 
 
-def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
+def _small_checkpoint(folder: Path) -> tuple[Path, PolicyNet]:
+    """A 2-player perudo checkpoint of a tiny fresh network (16 wide, one layer)."""
     from liars_env.observation import ObservationLayout
     from liars_env.policy import build_meta, write_checkpoint
 
     rules = RuleSet.preset("perudo", num_players=2)
     shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)
-    target = write_checkpoint(tmp_path / "t", PolicyNet(shape, rules), build_meta(rules, shape))
-    result = exploit.exploit(
+    net = PolicyNet(shape, rules)
+    return write_checkpoint(folder, net, build_meta(rules, shape)), net
+
+
+def _tiny_exploit(target: Path, tmp_path: Path, steps: int, **kwargs) -> dict:
+    """``liars-exploit`` against ``target`` in 2-player perudo at a tiny budget."""
+    return exploit.exploit(
         f"checkpoint:{target}",
         "perudo",
         2,
-        steps=1024,
+        steps=steps,
         games=40,
         sets=["num_envs=64", "num_steps=8", "num_minibatches=2", "torch_threads=1"],
         runs_dir=str(tmp_path),
         progress=False,
-        init="target",
+        **kwargs,
     )
+
+
+def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
+    target, _ = _small_checkpoint(tmp_path / "t")
+    result = _tiny_exploit(target, tmp_path, 1024, init="target")
     assert result["init"] == "target" and result["steps"] == 1024
     config = json.loads((Path(result["run"]) / "config.json").read_text())
     # the learner took the target's design (16 wide, one layer, no belief features)
@@ -367,19 +378,13 @@ def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
 
 def test_liars_exploit_measures_the_weights_it_trained_against(tmp_path, monkeypatch):
     """A target checkpoint rewritten during the run does not change the final match."""
-    from liars_env.observation import ObservationLayout
-    from liars_env.policy import build_meta, write_checkpoint
-
-    rules = RuleSet.preset("perudo", num_players=2)
-    shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)
     torch.manual_seed(0)
-    first = PolicyNet(shape, rules)
-    target = write_checkpoint(tmp_path / "t", first, build_meta(rules, shape))
+    target, first = _small_checkpoint(tmp_path / "t")
     train = ppo.Trainer.train
 
     def train_then_rewrite_the_target(self):
         out = train(self)
-        write_checkpoint(target, PolicyNet(shape, rules), build_meta(rules, shape))
+        _small_checkpoint(target)  # fresh weights in the same folder
         return out
 
     played = []
@@ -390,16 +395,7 @@ def test_liars_exploit_measures_the_weights_it_trained_against(tmp_path, monkeyp
 
     monkeypatch.setattr(ppo.Trainer, "train", train_then_rewrite_the_target)
     monkeypatch.setattr(exploit, "play_match", recording_match)
-    exploit.exploit(
-        f"checkpoint:{target}",
-        "perudo",
-        2,
-        steps=512,
-        games=40,
-        sets=["num_envs=64", "num_steps=8", "num_minibatches=2", "torch_threads=1"],
-        runs_dir=str(tmp_path),
-        progress=False,
-    )
+    _tiny_exploit(target, tmp_path, 512)
     (opponent,) = played
     for name, value in first.state_dict().items():
         assert torch.equal(opponent.net.state_dict()[name], value), name
