@@ -6,7 +6,6 @@ round state, the observation vector and the action mask) and returns a legal act
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol, runtime_checkable
@@ -44,12 +43,24 @@ class PlayerView:
     opener: int
     palifico: bool
     mask: np.ndarray
-    _encode: Callable[[], np.ndarray] = field(repr=False, compare=False)
+    _layout: ObservationLayout = field(repr=False, compare=False)
 
     @cached_property
     def observation(self) -> np.ndarray:
-        """The env's observation vector for this seat (computed on first use)."""
-        return self._encode()
+        """The env's observation vector for this seat (computed on first use).
+
+        Encoded from the view's own fields, not the live game: the game goes on after the
+        view is made, and an agent may read the observation of a view it kept.
+        """
+        public = GameState(
+            dice=[list(self.dice) if s == self.seat else [] for s in range(len(self.dice_left))],
+            dice_left=list(self.dice_left),
+            current_player=self.seat,  # not encoded; the view is of its own seat
+            opener=self.opener,
+            bids=list(self.bids),
+            palifico=self.palifico,
+        )
+        return self._layout.encode(public, self.seat)
 
     @property
     def current_bid(self) -> tuple[int, int] | None:
@@ -72,33 +83,17 @@ def view_of(
         if seat == state.current_player
         else np.zeros(game.codec.num_actions, np.int8)
     )
-    dice, dice_left, bids = tuple(state.dice[seat]), tuple(state.dice_left), tuple(state.bids)
-    opener, palifico, n = state.opener, state.palifico, len(dice_left)
-
-    def encode() -> np.ndarray:
-        # from the view's own copies, not the live state: the game goes on after the view
-        # is made, and an agent may read the observation of a view it kept
-        public = GameState(
-            dice=[list(dice) if s == seat else [] for s in range(n)],
-            dice_left=list(dice_left),
-            current_player=seat,
-            opener=opener,
-            bids=list(bids),
-            palifico=palifico,
-        )
-        return layout.encode(public, seat)
-
     return PlayerView(
         rules=game.rules,
         codec=game.codec,
         seat=seat,
-        dice=dice,
-        dice_left=dice_left,
-        bids=bids,
-        opener=opener,
-        palifico=palifico,
+        dice=tuple(state.dice[seat]),
+        dice_left=tuple(state.dice_left),
+        bids=tuple(state.bids),
+        opener=state.opener,
+        palifico=state.palifico,
         mask=mask,
-        _encode=encode,
+        _layout=layout,
     )
 
 
