@@ -378,6 +378,8 @@ def test_liars_exploit_can_start_from_the_targets_own_weights(tmp_path):
 
 def test_liars_exploit_measures_the_weights_it_trained_against(tmp_path, monkeypatch):
     """A target checkpoint rewritten during the run does not change the final match."""
+    from liars_train import league as league_module
+
     torch.manual_seed(0)
     target, first = _small_checkpoint(tmp_path / "t")
     train = ppo.Trainer.train
@@ -385,6 +387,8 @@ def test_liars_exploit_measures_the_weights_it_trained_against(tmp_path, monkeyp
     def train_then_rewrite_the_target(self):
         out = train(self)
         _small_checkpoint(target)  # fresh weights in the same folder
+        # and league's per-path load cache (16 entries) no longer holds the old ones
+        league_module._load_frozen.cache_clear()
         return out
 
     played = []
