@@ -337,6 +337,23 @@ def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
     assert "unknown opponent 'robot'" in capsys.readouterr().err
 
 
+def test_ladder_rows_play_only_the_given_players_with_a_mean(tmp_path, capsys):
+    from liars_train import ladder
+
+    out = tmp_path / "rows.json"
+    argv = ["--players", "2", "--games", "40", "--rows", "belief"]
+    assert ladder.main([*argv, "--players-list", "random", "bold", "--out", str(out)]) == 0
+    table = json.loads(out.read_text())
+    assert list(table) == ["belief"] and list(table["belief"]) == ["random", "bold"]
+    cells = table["belief"].values()
+    mean = sum(c["win_rate"] for c in cells) / 2
+    header, _, row = capsys.readouterr().out.splitlines()
+    assert header.endswith("| random | bold | mean |")
+    assert row.startswith("| belief |") and row.endswith(f"| {mean:.3f} |")
+    assert ladder.main([*argv, "robot", "--players-list", "random"]) == 2
+    assert "unknown opponent 'robot'" in capsys.readouterr().err
+
+
 def _small_checkpoint(folder: Path) -> tuple[Path, PolicyNet]:
     """A 2-player perudo checkpoint of a tiny fresh network (16 wide, one layer)."""
     from liars_env.observation import ObservationLayout
