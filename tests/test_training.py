@@ -252,6 +252,33 @@ def test_exploiters_do_not_inherit_init_checkpoint(tiny_run, tmp_path, monkeypat
     assert seen == [""]
 
 
+@pytest.mark.parametrize(("own_rate", "expected"), [(0.0, 1e-4), (3e-4, 3e-4)])
+def test_exploiters_train_at_their_own_learning_rate(
+    tiny_run, tmp_path, monkeypatch, own_rate, expected
+):
+    """``exploiter_learning_rate`` sets the exploiters' rate; 0 keeps the main learner's."""
+    config = json.loads((tiny_run / "config.json").read_text())
+    config.update(runs_dir=str(tmp_path), run_name="fine", learning_rate=1e-4)
+    config.update(exploiter_steps=512, exploiter_eval_games=6)
+    config.update(exploiter_learning_rate=own_rate)
+    trainer = ppo.Trainer(ppo.make_args(config))
+    seen = []
+    original = ppo.Trainer.__init__
+
+    def spy(self, args, *a, **k):
+        seen.append(args.learning_rate)
+        original(self, args, *a, **k)
+
+    monkeypatch.setattr(ppo.Trainer, "__init__", spy)
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    trainer._train_exploiter(writer)
+    writer.close()
+    assert seen == [expected]
+    assert trainer.args.learning_rate == 1e-4  # the main learner's is untouched
+
+
 def test_resume_a_run_folder_given_by_path_continues_in_that_folder(
     tiny_run, tmp_path, monkeypatch
 ):
@@ -460,6 +487,7 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["oops"], "must look like key=value"),
         (["teacher=robot"], "teacher must be empty or a bot with a batched twin"),
         (["teacher_coef=-1"], "teacher_coef must be >= 0"),
+        (["exploiter_learning_rate=-1e-4"], "exploiter_learning_rate must be >= 0"),
         (["engine_backend=jax"], "backend must be one of 'auto', 'torch', 'numba', got 'jax'"),
         (["eval_games=0"], "eval_games must be at least 1, got 0"),
         (["final_eval_games=-1"], "final_eval_games must be >= 0, got -1"),
@@ -491,6 +519,27 @@ def test_bad_config_files(tmp_path, capsys):
     assert "must hold a mapping" in capsys.readouterr().err
     assert train_cli.main(["--config", str(tmp_path / "missing.yaml")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [("3e-4", 3e-4), ("-1E-4", -1e-4), ("2e+3", 2000.0), ("1.5e-4", 1.5e-4)],
+)
+def test_numbers_without_a_dot_are_floats_in_files_and_sets(tmp_path, written, expected):
+    """PyYAML alone reads ``3e-4`` as a string; settings read it as the float it means."""
+    from liars_train.config import load_settings
+
+    path = tmp_path / "lr.yaml"
+    path.write_text(f"ent_coef: {written}\n")
+    from_file = load_settings(ppo.Args, str(path)).ent_coef
+    from_set = load_settings(ppo.Args, sets=[f"ent_coef={written}"]).ent_coef
+    assert from_file == from_set == expected and type(from_file) is type(expected)
+
+
+def test_words_that_look_like_exponents_stay_strings():
+    from liars_train.config import load_yaml
+
+    assert load_yaml("[1e, e5, 1e5x, 0x1e5, 300]") == ["1e", "e5", "1e5x", 0x1E5, 300]
 
 
 OUR_CONFIGS = [p for p in sorted(Path("configs").glob("*.yaml")) if not p.name.startswith("rllib_")]

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import typing
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,39 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# YAML 1.1 (PyYAML) reads ``3e-4`` and ``1E5`` as strings: its floats need a dot. Settings
+# files are written the way Python and YAML 1.2 write numbers, so a mantissa without a
+# dot and a signed exponent is a float too (``3e-4``, ``-1e-4``, ``2E+3``).
+_FLOAT_WITHOUT_DOT = r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"
+
+
+@functools.cache
+def _settings_loader() -> type:
+    """A safe YAML loader that also reads ``3e-4`` as a float (see ``_FLOAT_WITHOUT_DOT``)."""
+    import re
+
+    import yaml
+
+    class SettingsLoader(yaml.SafeLoader):
+        pass
+
+    SettingsLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(_FLOAT_WITHOUT_DOT), list("-+0123456789")
+    )
+    return SettingsLoader
+
+
+def load_yaml(text: str) -> Any:
+    """``text`` parsed as YAML with the safe loader, ``3e-4`` included as a float.
+
+    Example:
+        >>> load_yaml("learning_rate: 3e-4")
+        {'learning_rate': 0.0003}
+    """
+    import yaml
+
+    return yaml.load(text, Loader=_settings_loader())  # noqa: S506 - a SafeLoader subclass
 
 
 def parse_key_values(items: Iterable[str], what: str = "--set") -> dict[str, Any]:
@@ -35,7 +69,7 @@ def parse_key_values(items: Iterable[str], what: str = "--set") -> dict[str, Any
         if not eq or not key.strip():
             raise ValueError(f"{what} {item!r} must look like key=value")
         try:
-            out[key.strip()] = yaml.safe_load(raw)
+            out[key.strip()] = load_yaml(raw)
         except yaml.YAMLError as exc:
             raise ValueError(f"{what} {item!r}: the value is not valid YAML ({exc})") from None
     return out
@@ -129,7 +163,7 @@ def _read_settings_file(path: Path) -> dict[str, Any]:
     kind, parse, error = (
         ("JSON", json.loads, json.JSONDecodeError)
         if path.suffix == ".json"
-        else ("YAML", yaml.safe_load, yaml.YAMLError)
+        else ("YAML", load_yaml, yaml.YAMLError)
     )
     try:
         loaded = parse(path.read_text())

@@ -172,6 +172,12 @@ class Args:
     """Where exploiters start: ``main`` (the current main policy's weights) or
     ``scratch`` (fresh weights; in 3+ player games a fresh learner facing strong players
     rarely learns within a small budget)."""
+    exploiter_learning_rate: float = 0.0
+    """Adam learning rate of the exploiters (annealed to 0 over ``exploiter_steps`` if
+    ``anneal_lr``); 0: the main learner's ``learning_rate``. A fine-tuning round trains at
+    a low rate, and exploiters that inherit it find less than ``liars-exploit``'s best
+    responses (3e-4, the default ``learning_rate``): set 3e-4 to hunt the holes the
+    measurement finds (docs/training.md, "Exploiters")."""
     exploiter_dice_shaping: float = 1.0
     """``dice_shaping`` of the exploiters (a learner starting from scratch against strong
     players in 3+ player games rarely wins at first, and learns nothing from outcomes
@@ -298,7 +304,7 @@ def validate(args: Args) -> None:
             f"teacher must be empty or a bot with a batched twin "
             f"({', '.join(BATCHED_BOT_NAMES)}), got {args.teacher!r}"
         )
-    for name in ("teacher_coef", "teacher_steps"):
+    for name in ("teacher_coef", "teacher_steps", "exploiter_learning_rate"):
         if getattr(args, name) < 0:
             raise ValueError(f"{name} must be >= 0, got {getattr(args, name)!r}")
     for name in ("pool_size", "exploiter_every"):
@@ -725,6 +731,7 @@ class Trainer:
             args,
             run_name=f"{args.run_name}/exploiters/{k}",
             total_steps=args.exploiter_steps,
+            learning_rate=args.exploiter_learning_rate or args.learning_rate,
             seed=args.seed + 1000 + k,
             dice_shaping=args.exploiter_dice_shaping,
             teacher="",
