@@ -547,13 +547,12 @@ OUR_CONFIGS = [p for p in sorted(Path("configs").glob("*.yaml")) if not p.name.s
 
 @pytest.mark.parametrize("config", OUR_CONFIGS, ids=lambda p: p.name)
 def test_shipped_configs_load(config):
-    import yaml
-
     from liars_env.agents import make_agent
+    from liars_train.config import load_yaml
     from liars_train.league import check_member_spec
 
     args = ppo.load_args(str(config))
-    written = yaml.safe_load(config.read_text())
+    written = load_yaml(config.read_text())
     for key, value in written.items():  # every setting of the file reaches the Args
         assert getattr(args, key) == value, key
     rules = RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
