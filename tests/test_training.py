@@ -236,20 +236,25 @@ def test_exploiters_do_not_inherit_init_checkpoint(tiny_run, tmp_path, monkeypat
     config.update(runs_dir=str(tmp_path), run_name="fine", init_checkpoint=best)
     config.update(exploiter_init="scratch", exploiter_steps=512, exploiter_eval_games=6)
     trainer = ppo.Trainer(ppo.make_args(config))
+    assert _exploiter_settings(trainer, "init_checkpoint", tmp_path, monkeypatch) == [""]
+
+
+def _exploiter_settings(trainer, name, tmp_path, monkeypatch) -> list:
+    """Trains one exploiter of ``trainer``; the ``name`` setting of every Trainer made."""
+    from torch.utils.tensorboard import SummaryWriter
+
     seen = []
     original = ppo.Trainer.__init__
 
     def spy(self, args, *a, **k):
-        seen.append(args.init_checkpoint)
+        seen.append(getattr(args, name))
         original(self, args, *a, **k)
 
     monkeypatch.setattr(ppo.Trainer, "__init__", spy)
-    from torch.utils.tensorboard import SummaryWriter
-
     writer = SummaryWriter(str(tmp_path / "tb"))
     trainer._train_exploiter(writer)
     writer.close()
-    assert seen == [""]
+    return seen
 
 
 @pytest.mark.parametrize(("own_rate", "expected"), [(0.0, 1e-4), (3e-4, 3e-4)])
@@ -262,19 +267,7 @@ def test_exploiters_train_at_their_own_learning_rate(
     config.update(exploiter_steps=512, exploiter_eval_games=6)
     config.update(exploiter_learning_rate=own_rate)
     trainer = ppo.Trainer(ppo.make_args(config))
-    seen = []
-    original = ppo.Trainer.__init__
-
-    def spy(self, args, *a, **k):
-        seen.append(args.learning_rate)
-        original(self, args, *a, **k)
-
-    monkeypatch.setattr(ppo.Trainer, "__init__", spy)
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(str(tmp_path / "tb"))
-    trainer._train_exploiter(writer)
-    writer.close()
+    seen = _exploiter_settings(trainer, "learning_rate", tmp_path, monkeypatch)
     assert seen == [expected]
     assert trainer.args.learning_rate == 1e-4  # the main learner's is untouched
 
