@@ -108,5 +108,7 @@ def test_cli_rejects_bad_rllib_configs(tmp_path, capsys):
 
     assert main(["--backend", "rllib", "--set", "iterations=0"]) == 2
     assert "iterations must be at least 1" in capsys.readouterr().err
+    assert main(["--backend", "rllib", "--set", "num_env_runners=-1"]) == 2
+    assert "num_env_runners must be >= 0, got -1" in capsys.readouterr().err
     assert main(["--backend", "rllib", "--set", "colour=red"]) == 2
     assert "unknown setting 'colour'" in capsys.readouterr().err

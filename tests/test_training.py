@@ -473,6 +473,8 @@ def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
         (["self_play=0", "league=[]", "pool_size=0"], "nobody to play"),
         (["self_play=1.5"], "self_play must lie in [0, 1]"),
         (["pfsp_power=-1"], "pfsp_power must be >= 0"),
+        (["pool_size=-1"], "pool_size must be >= 0, got -1"),
+        (["exploiter_every=-2"], "exploiter_every must be >= 0, got -2"),
         (["eval_opponents=[robot]"], "unknown opponent 'robot'"),
         (["num_envs=10", "num_steps=3", "num_minibatches=4"], "must divide"),
         (["rule_overrides={faces: 1}"], "RuleSet.faces must be"),

@@ -112,6 +112,13 @@ def require_positive(args: Any, names: tuple[str, ...]) -> None:
             raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
 
 
+def require_non_negative(args: Any, names: tuple[str, ...]) -> None:
+    """Raises ``ValueError`` for the first of the fields ``names`` of ``args`` below 0."""
+    for name in names:
+        if getattr(args, name) < 0:
+            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)!r}")
+
+
 def load_settings(cls: type[T], config: str | None = None, sets: Iterable[str] = ()) -> T:
     """Builds the settings dataclass ``cls`` from a YAML file and ``key=value`` overrides.
 

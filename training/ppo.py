@@ -56,6 +56,7 @@ from liars_train.config import (
     load_settings,
     make_settings,
     refuse_table_size,
+    require_non_negative,
     require_positive,
 )
 from liars_train.league import (
@@ -277,9 +278,21 @@ def validate(args: Args) -> None:
             "keep_checkpoints",
         ),
     )
-    for name in ("final_eval_games", "torch_threads", "learn_threads", "eval_every"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)!r}")
+    require_non_negative(
+        args,
+        (
+            "final_eval_games",
+            "torch_threads",
+            "learn_threads",
+            "eval_every",
+            "pfsp_power",
+            "teacher_coef",
+            "teacher_steps",
+            "exploiter_learning_rate",
+            "pool_size",
+            "exploiter_every",
+        ),
+    )
     if (args.num_envs * args.num_steps) % args.num_minibatches:
         raise ValueError(
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
@@ -297,19 +310,11 @@ def validate(args: Args) -> None:
             raise ValueError(f"group_shares: share of {group!r} must be > 0, got {share!r}")
     if args.exploiter_init not in ("main", "scratch"):
         raise ValueError(f"exploiter_init must be 'main' or 'scratch', got {args.exploiter_init!r}")
-    if args.pfsp_power < 0:
-        raise ValueError(f"pfsp_power must be >= 0, got {args.pfsp_power!r}")
     if args.teacher and args.teacher not in BATCHED_BOT_NAMES:
         raise ValueError(
             f"teacher must be empty or a bot with a batched twin "
             f"({', '.join(BATCHED_BOT_NAMES)}), got {args.teacher!r}"
         )
-    for name in ("teacher_coef", "teacher_steps", "exploiter_learning_rate"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)!r}")
-    for name in ("pool_size", "exploiter_every"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"{name} must be >= 0, got {getattr(args, name)}")
     for spec in [*args.league, *args.eval_opponents]:
         check_member_spec(spec)
     if args.self_play < 1.0 and not args.league and not args.pool_size:

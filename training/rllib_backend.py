@@ -46,7 +46,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv  # noqa: E402
 import liars_env  # noqa: E402
 from liars_env.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint  # noqa: E402
 from liars_env.rules import RuleSet  # noqa: E402
-from liars_train.config import require_positive  # noqa: E402
+from liars_train.config import require_non_negative, require_positive  # noqa: E402
 
 ENV_NAME = "liars_dice_v1"
 MAIN = "main"
@@ -260,8 +260,7 @@ def validate(args: RLlibArgs) -> None:
             "hidden_layers",
         ),
     )
-    if args.num_env_runners < 0:
-        raise ValueError(f"num_env_runners must be >= 0, got {args.num_env_runners}")
+    require_non_negative(args, ("num_env_runners",))
     if args.minibatch_size > args.train_batch_size:
         raise ValueError("minibatch_size must not exceed train_batch_size")
 
