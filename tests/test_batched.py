@@ -418,12 +418,35 @@ def test_same_seed_same_games():
 @pytest.mark.parametrize("bot", ["probabilistic", "cautious", "bold", "bayes", "belief"])
 @pytest.mark.parametrize("name, players", [(n, p) for n, p in GRID if p in (2, 3)])
 def test_batched_bot_matches_the_scalar_bot(name, players, bot):
+    assert_bots_agree(RuleSet.preset(name, num_players=players), bot)
+
+
+@pytest.mark.parametrize(
+    "spec, name, players",
+    [
+        ("belief:challenge_threshold=0.62,exact_threshold=0.2", "perudo", 3),
+        ("bayes:challenge_threshold=0.38,evidence=0.5", "perudo_calza", 2),
+        ("probabilistic:exact_threshold=0.15", "sanford", 3),
+    ],
+)
+def test_batched_bot_with_settings_matches_the_scalar_bot(spec, name, players):
+    """A preset with settings changed (``NAME:key=value``) is the same bot in both forms."""
+    from liars_env.agents.batched import make_batched_bot
+
+    env = BatchedEnv(RuleSet.preset(name, num_players=players), num_envs=4)
+    preset = spec.partition(":")[0]
+    assert make_batched_bot(env, spec).params != make_batched_bot(env, preset).params
+    assert_bots_agree(RuleSet.preset(name, num_players=players), spec)
+
+
+def assert_bots_agree(rules, bot):
+    """The batched bot ``bot`` makes the scalar bot's move in every game, for 60 steps."""
     import dataclasses
 
     from liars_env.agents import make_agent, view_of
     from liars_env.agents.batched import make_batched_bot
 
-    rules = RuleSet.preset(name, num_players=players)
+    players = rules.num_players
     env = BatchedEnv(rules, num_envs=32, seed=1)
     batched = make_batched_bot(env, bot)
     scalar = make_agent(bot, rules)

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
+from liars_env.agents.batched import BATCHED_BOT_NAMES, check_batched_bot_spec, make_batched_bot
+from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.batched import BatchedEnv
 from liars_env.policy import NetworkShape, PolicyNet, load_policy, sample_actions
 from liars_env.rules import RuleSet
@@ -48,14 +49,21 @@ more, a copy of oneself wins as often as anyone, so it always looks hard."""
 
 
 def check_member_spec(spec: str) -> None:
-    """Raises ``ValueError`` unless ``spec`` names a bot preset or ``checkpoint:PATH``."""
+    """Raises ``ValueError`` unless ``spec`` is ``checkpoint:PATH`` or a batched bot.
+
+    A bot is ``random`` or a preset, possibly with settings changed
+    (``bayes:bluff_rate=0.2``; see :func:`~liars_env.agents.batched.check_batched_bot_spec`).
+    """
     if not isinstance(spec, str):
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
-    if spec in BATCHED_BOT_NAMES or (spec.startswith("checkpoint:") and len(spec) > 11):
+    if spec.startswith("checkpoint:") and len(spec) > 11:
+        return
+    if spec == "random" or spec.partition(":")[0] in BOT_PRESETS:
+        check_batched_bot_spec(spec)  # a bad setting: its own message
         return
     raise ValueError(
-        f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}) "
-        "or checkpoint:PATH"
+        f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}, "
+        "or NAME:key=value,... to change a preset's settings) or checkpoint:PATH"
     )
 
 
@@ -108,7 +116,7 @@ class Member:
 def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> Member:
     """A bot or checkpoint member from its spec (see :func:`check_member_spec`)."""
     check_member_spec(spec)
-    if spec in BATCHED_BOT_NAMES:
+    if not spec.startswith("checkpoint:"):
         return Member(spec, "bot", spec=spec)
     net = _load_frozen(spec.partition(":")[2], rules, str(device))
     return Member(spec, "checkpoint", net=net, spec=spec)

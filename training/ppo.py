@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from liars_env.agents.batched import BATCHED_BOT_NAMES, make_batched_bot
+from liars_env.agents.batched import check_batched_bot_spec, make_batched_bot
 from liars_env.batched import BatchedEnv, resolve_backend
 from liars_env.policy import (
     CheckpointError,
@@ -310,11 +310,11 @@ def validate(args: Args) -> None:
             raise ValueError(f"group_shares: share of {group!r} must be > 0, got {share!r}")
     if args.exploiter_init not in ("main", "scratch"):
         raise ValueError(f"exploiter_init must be 'main' or 'scratch', got {args.exploiter_init!r}")
-    if args.teacher and args.teacher not in BATCHED_BOT_NAMES:
-        raise ValueError(
-            f"teacher must be empty or a bot with a batched twin "
-            f"({', '.join(BATCHED_BOT_NAMES)}), got {args.teacher!r}"
-        )
+    if args.teacher:
+        try:
+            check_batched_bot_spec(args.teacher)
+        except ValueError as exc:
+            raise ValueError(f"teacher must be empty or a bot with a batched twin: {exc}") from None
     for spec in [*args.league, *args.eval_opponents]:
         check_member_spec(spec)
     if args.self_play < 1.0 and not args.league and not args.pool_size:

@@ -11,14 +11,15 @@ draw from the batch's own torch generator, so they are compared with bluffs off)
 * :class:`BatchedBeliefBot` (``belief``): posteriors over each opponent's whole hand
   (:class:`liars_env.belief.BeliefModel`).
 
-:func:`make_batched_bot` builds any of them by name.
+:func:`make_batched_bot` builds any of them from a spec: a name, or a preset with some
+settings changed (``bayes:bluff_rate=0.2``), as for the scalar bots.
 """
 
 from __future__ import annotations
 
 import torch
 
-from liars_env.agents.probabilistic import BOT_PRESETS, TIE, ProbabilisticParams
+from liars_env.agents.probabilistic import BOT_PRESETS, TIE, ProbabilisticParams, bot_params
 from liars_env.array_rules import (
     face_counts,
     known_matches,
@@ -38,7 +39,34 @@ from liars_env.belief import (
 from liars_env.threads import using_threads
 
 BATCHED_BOT_NAMES = ("random", *BOT_PRESETS)
-"""Bots that have a batched twin: ``random`` and every preset."""
+"""Bots that have a batched twin: ``random`` and every preset (each preset also with
+settings changed, ``NAME:key=value,...``; see :func:`check_batched_bot_spec`)."""
+
+
+def check_batched_bot_spec(spec: str) -> None:
+    """Raises ``ValueError`` unless ``spec`` names a bot with a batched twin.
+
+    A spec is ``random``, a preset (``belief``), or a preset with some settings of
+    :class:`~liars_env.agents.probabilistic.ProbabilisticParams` changed
+    (``belief:challenge_threshold=0.6,bluff_rate=0.1``).
+
+    Example:
+        >>> check_batched_bot_spec("bold:exact_threshold=0.3")
+        >>> check_batched_bot_spec("bold:nerve=1")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: bad setting 'nerve=1' in bot spec 'bold:nerve=1'; expected key=value ...
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"bot spec must be a string, got {spec!r}")
+    if spec == "random":
+        return
+    if spec.partition(":")[0] not in BOT_PRESETS:
+        raise ValueError(
+            f"no batched bot {spec!r}; expected one of {', '.join(BATCHED_BOT_NAMES)} "
+            "(a preset may change settings: NAME:key=value,...)"
+        )
+    bot_params(spec)
 
 
 class BatchedRandomBot:
@@ -243,16 +271,18 @@ class BatchedBeliefBot(BatchedProbabilisticBot):
 def make_batched_bot(
     env: BatchedEnv, name: str, seed: int = 0
 ) -> BatchedProbabilisticBot | BatchedRandomBot:
-    """The batched twin of the bot ``name`` (see :data:`BATCHED_BOT_NAMES`).
+    """The batched twin of the bot ``name`` (a spec: see :func:`check_batched_bot_spec`).
 
     Example:
         >>> env = BatchedEnv("perudo", num_envs=4)
         >>> type(make_batched_bot(env, "belief")).__name__
         'BatchedBeliefBot'
+        >>> make_batched_bot(env, "bayes:bluff_rate=0.2").params.bluff_rate
+        0.2
     """
-    if name not in BATCHED_BOT_NAMES:
-        raise ValueError(f"no batched bot {name!r}; expected one of {', '.join(BATCHED_BOT_NAMES)}")
+    check_batched_bot_spec(name)
     if name == "random":
         return BatchedRandomBot(env, seed)
-    cls = {"bayes": BatchedBayesBot, "belief": BatchedBeliefBot}.get(name, BatchedProbabilisticBot)
-    return cls(env, BOT_PRESETS[name], seed)
+    preset, params = bot_params(name)
+    kinds = {"bayes": BatchedBayesBot, "belief": BatchedBeliefBot}
+    return kinds.get(preset, BatchedProbabilisticBot)(env, params, seed)

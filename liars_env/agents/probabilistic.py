@@ -89,6 +89,52 @@ BOT_PRESETS: dict[str, ProbabilisticParams] = {
 opponent by how likely that opponent's bids were with it."""
 
 
+def bot_params(spec: str) -> tuple[str, ProbabilisticParams]:
+    """The preset a bot spec names and its settings.
+
+    A spec is a preset name (``bold``) or a preset with some settings changed
+    (``NAME:key=value,...``); the scalar bots (:func:`liars_env.agents.make_agent`) and
+    their batched twins (:func:`liars_env.agents.batched.make_batched_bot`) read it alike.
+
+    Example:
+        >>> bot_params("bold")[1].bluff_rate
+        0.2
+        >>> name, params = bot_params("belief:challenge_threshold=0.6,bluff_rate=0.1")
+        >>> name, params.challenge_threshold, params.bluff_rate, params.evidence
+        ('belief', 0.6, 0.1, 0.5)
+
+    Raises:
+        ValueError: for a name that is not a preset, a setting that is not a field of
+            :class:`ProbabilisticParams`, or a value that is not a number or out of range.
+    """
+    name, colon, arg = spec.partition(":")
+    if name not in BOT_PRESETS:
+        raise ValueError(f"no bot {name!r}; expected one of {', '.join(BOT_PRESETS)}")
+    params = BOT_PRESETS[name]
+    if not colon:
+        return name, params
+    known = {f.name for f in fields(ProbabilisticParams)}
+    settings = {}
+    for item in arg.split(","):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in known:
+            raise ValueError(
+                f"bad setting {item!r} in bot spec {spec!r}; expected key=value with key "
+                f"one of {', '.join(sorted(known))}"
+            )
+        try:
+            settings[key] = float(value)
+        except ValueError:
+            raise ValueError(
+                f"setting {key} in bot spec {spec!r} must be a number, got {value!r}"
+            ) from None
+    try:
+        return name, replace(params, **settings)
+    except ValueError as exc:
+        raise ValueError(f"bot spec {spec!r}: {exc}") from None
+
+
 def bluff_bids(bid_ids: np.ndarray, faces: int) -> np.ndarray:
     """The bids a bluff is drawn from (uniformly): the ``2·F`` lowest legal bids."""
     return bid_ids[: 2 * faces]

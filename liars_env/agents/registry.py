@@ -50,7 +50,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib
 import inspect
 import os
@@ -64,7 +63,7 @@ from liars_env.agents.probabilistic import (
     BayesianAgent,
     BeliefAgent,
     ProbabilisticAgent,
-    ProbabilisticParams,
+    bot_params,
 )
 from liars_env.rules import RuleSet
 
@@ -108,9 +107,7 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
 
         return SolverAgent(rules, seed=seed)
     if name in BOT_PRESETS:
-        params = BOT_PRESETS[name]
-        if arg:
-            params = dataclasses.replace(params, **_parse_settings(spec, arg))
+        _, params = bot_params(spec)
         cls = {"bayes": BayesianAgent, "belief": BeliefAgent}.get(name, ProbabilisticAgent)
         return cls(params, seed=seed, name=spec)
     custom = _make_custom_agent(spec, rules, seed)
@@ -120,26 +117,6 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}, or "
         f"{_entry_point_hint()}"
     )
-
-
-def _parse_settings(spec: str, arg: str) -> dict[str, float]:
-    known = {f.name for f in dataclasses.fields(ProbabilisticParams)}
-    settings = {}
-    for item in arg.split(","):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or key not in known:
-            raise ValueError(
-                f"bad setting {item!r} in agent spec {spec!r}; expected key=value with key "
-                f"one of {', '.join(sorted(known))}"
-            )
-        try:
-            settings[key] = float(value)
-        except ValueError:
-            raise ValueError(
-                f"setting {key} in agent spec {spec!r} must be a number, got {value!r}"
-            ) from None
-    return settings
 
 
 # --------------------------------------------------------------------- custom agents
