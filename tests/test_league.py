@@ -354,6 +354,24 @@ def test_ladder_rows_play_only_the_given_players_with_a_mean(tmp_path, capsys):
     assert "unknown opponent 'robot'" in capsys.readouterr().err
 
 
+def test_league_bots_may_change_a_presets_settings(tmp_path, capsys):
+    """``NAME:key=value`` members play as that bot: a belief bot that always bluffs (a
+    random low raise whenever it can raise) loses to the plain one; a bad setting is
+    named."""
+    from liars_train import ladder
+
+    timid = "belief:bluff_rate=1"
+    out = tmp_path / "styles.json"
+    argv = ["--players", "2", "--games", "200", "--rows", "belief", "--players-list", timid]
+    assert ladder.main([*argv, "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["belief"][timid]["win_rate"] > 0.6
+    assert ladder.main(["--players-list", "belief:nerve=1"]) == 2
+    assert "bad setting 'nerve=1' in bot spec 'belief:nerve=1'" in capsys.readouterr().err
+    member = member_from_spec("bayes:bluff_rate=0.25", RuleSet.preset("perudo"), "cpu")
+    env = BatchedEnv("perudo", num_envs=2)
+    assert member.kind == "bot" and member.bot(env, seed=0).params.bluff_rate == 0.25
+
+
 def _small_checkpoint(folder: Path) -> tuple[Path, PolicyNet]:
     """A 2-player perudo checkpoint of a tiny fresh network (16 wide, one layer)."""
     from liars_env.observation import ObservationLayout

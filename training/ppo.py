@@ -146,7 +146,8 @@ class Args:
     """Share of games against the current policy itself; the rest draw a league member
     (see ``training/league.py``)."""
     league: list = field(default_factory=lambda: ["probabilistic", "bayes", "belief"])
-    """Fixed league members: bot presets and ``checkpoint:PATH`` (frozen policies)."""
+    """Fixed league members: bot presets (also with settings changed,
+    ``belief:bluff_rate=0.1``) and ``checkpoint:PATH`` (frozen policies)."""
     pfsp_power: float = 2.0
     """Prioritized fictitious self-play: a member is drawn with weight
     ``(1 − learner's win rate against it) ** pfsp_power`` (0: uniformly)."""
