@@ -150,6 +150,11 @@ def test_bots_are_seeded_and_deterministic(spec):
         assert trace(1) != trace(2)
 
 
+def test_a_preset_with_an_empty_settings_list_is_the_preset():
+    rules = RuleSet.preset("perudo")
+    assert make_agent("bold:", rules).params == make_agent("bold", rules).params
+
+
 def test_agents_satisfy_the_protocol():
     rules = RuleSet.preset("perudo")
     for spec in ["random", *BOT_PRESETS]:

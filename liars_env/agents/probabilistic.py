@@ -107,11 +107,11 @@ def bot_params(spec: str) -> tuple[str, ProbabilisticParams]:
         ValueError: for a name that is not a preset, a setting that is not a field of
             :class:`ProbabilisticParams`, or a value that is not a number or out of range.
     """
-    name, colon, arg = spec.partition(":")
+    name, _, arg = spec.partition(":")
     if name not in BOT_PRESETS:
         raise ValueError(f"no bot {name!r}; expected one of {', '.join(BOT_PRESETS)}")
     params = BOT_PRESETS[name]
-    if not colon:
+    if not arg:  # "bold" or "bold:": the preset as it is
         return name, params
     known = {f.name for f in fields(ProbabilisticParams)}
     settings = {}
