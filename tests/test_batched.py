@@ -450,6 +450,7 @@ def assert_bots_agree(rules, bot):
     env = BatchedEnv(rules, num_envs=32, seed=1)
     batched = make_batched_bot(env, bot)
     scalar = make_agent(bot, rules)
+    assert batched.params == scalar.params  # both read the spec alike
     assert type(batched).__name__.lower().find(type(scalar).__name__[:5].lower()) >= 0
     batched.params = scalar.params = dataclasses.replace(batched.params, bluff_rate=0.0)
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)

@@ -360,11 +360,11 @@ def test_league_bots_may_change_a_presets_settings(tmp_path, capsys):
     named."""
     from liars_train import ladder
 
-    timid = "belief:bluff_rate=1"
+    bluffer = "belief:bluff_rate=1"
     out = tmp_path / "styles.json"
-    argv = ["--players", "2", "--games", "200", "--rows", "belief", "--players-list", timid]
+    argv = ["--players", "2", "--games", "200", "--rows", "belief", "--players-list", bluffer]
     assert ladder.main([*argv, "--out", str(out)]) == 0
-    assert json.loads(out.read_text())["belief"][timid]["win_rate"] > 0.6
+    assert json.loads(out.read_text())["belief"][bluffer]["win_rate"] > 0.6
     assert ladder.main(["--players-list", "belief:nerve=1"]) == 2
     assert "bad setting 'nerve=1' in bot spec 'belief:nerve=1'" in capsys.readouterr().err
     member = member_from_spec("bayes:bluff_rate=0.25", RuleSet.preset("perudo"), "cpu")

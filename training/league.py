@@ -24,7 +24,6 @@ import numpy as np
 import torch
 
 from liars_env.agents.batched import BATCHED_BOT_NAMES, check_batched_bot_spec, make_batched_bot
-from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.batched import BatchedEnv
 from liars_env.policy import NetworkShape, PolicyNet, load_policy, sample_actions
 from liars_env.rules import RuleSet
@@ -58,13 +57,12 @@ def check_member_spec(spec: str) -> None:
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
     if spec.startswith("checkpoint:") and len(spec) > 11:
         return
-    if spec == "random" or spec.partition(":")[0] in BOT_PRESETS:
-        check_batched_bot_spec(spec)  # a bad setting: its own message
-        return
-    raise ValueError(
-        f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}, "
-        "or NAME:key=value,... to change a preset's settings) or checkpoint:PATH"
-    )
+    if spec.partition(":")[0] not in BATCHED_BOT_NAMES:
+        raise ValueError(
+            f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}, "
+            "or NAME:key=value,... to change a preset's settings) or checkpoint:PATH"
+        )
+    check_batched_bot_spec(spec)  # a bad setting: its own message
 
 
 @lru_cache(maxsize=16)
