@@ -415,8 +415,21 @@ def test_same_seed_same_games():
     assert torch.allclose(a[1].sum(1), torch.zeros(16), atol=1e-5)  # zero-sum
 
 
-@pytest.mark.parametrize("bot", ["probabilistic", "cautious", "bold", "bayes", "belief"])
-@pytest.mark.parametrize("name, players", [(n, p) for n, p in GRID if p in (2, 3)])
+BOT_GRID = [
+    (name, players, bot)
+    for name, players in GRID
+    if players in (2, 3)
+    for bot in ("probabilistic", "bayes", "belief")
+] + [
+    # cautious and bold are the probabilistic bot with other settings: its code path on
+    # every rule set above; theirs on a raise-rule, an exact-call and a sanford table
+    (name, players, bot)
+    for name, players in (("perudo", 3), ("perudo_calza", 2), ("sanford_flexible", 3))
+    for bot in ("cautious", "bold")
+]
+
+
+@pytest.mark.parametrize("name, players, bot", BOT_GRID)
 def test_batched_bot_matches_the_scalar_bot(name, players, bot):
     assert_bots_agree(RuleSet.preset(name, num_players=players), bot)
 
