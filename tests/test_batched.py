@@ -421,8 +421,8 @@ BOT_GRID = [
     if players in (2, 3)
     for bot in ("probabilistic", "bayes", "belief")
 ] + [
-    # cautious and bold are the probabilistic bot with other settings: its code path on
-    # every rule set above; theirs on a raise-rule, an exact-call and a sanford table
+    # cautious and bold are the probabilistic bot with other settings: its code path runs
+    # on every table above, theirs on perudo, the calza exact call and a sanford table
     (name, players, bot)
     for name, players in (("perudo", 3), ("perudo_calza", 2), ("sanford_flexible", 3))
     for bot in ("cautious", "bold")
