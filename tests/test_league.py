@@ -440,6 +440,28 @@ def test_liars_exploit_measures_the_weights_it_trained_against(tmp_path, monkeyp
         assert torch.equal(opponent.net.state_dict()[name], value), name
 
 
+def test_liars_exploit_seeds_run_side_by_side_in_folders_of_their_own(tmp_path):
+    """Two seeds (or starts) of one target get two run folders; a rerun reuses its own."""
+    tiny = ["num_envs=16", "num_steps=16", "hidden_size=16", "eval_every=0", "torch_threads=1"]
+
+    def run(seed):
+        return exploit.exploit(
+            "random",
+            players=2,
+            steps=256,
+            games=4,
+            seed=seed,
+            sets=tiny,
+            runs_dir=str(tmp_path),
+            progress=False,
+        )["run"]
+
+    first, second, again = run(0), run(1), run(0)
+    assert first != second and first == again
+    assert first.endswith("exploit_random_perudo_2p_scratch_seed0"), first
+    assert second.endswith("_seed1") and Path(second, "checkpoints").is_dir()
+
+
 def test_liars_exploit_never_overwrites_a_run_the_user_named(tmp_path):
     """Its own generated run folder is replaced on a rerun; a named one is refused."""
     named = tmp_path / "mine" / "checkpoints" / "step_0000000512"
