@@ -12,7 +12,10 @@ the first update to the end of the last (rollouts and updates), leaving out what
 does once (loading the compiled engine, the first update's fresh memory, the learning
 curve's matplotlib import and the last checkpoint); a run of millions of decisions
 spends well under 1% on those. The whole run's rate (start to finish of ``train()``) is
-printed beside it.
+printed beside it, and so is the split of one update's time: the PPO update
+(``Trainer._learn``: GAE and the epochs of minibatch forward, backward and Adam steps)
+and the rest (rollouts against the league). The update alone bounds the rate:
+``batch / update seconds`` is the ceiling the trainer cannot pass with rollouts free.
 
 Each ``--variant`` is a space-separated list of ``key=value`` settings applied on top of
 the config; the config itself is always measured first. ``--busy`` measures everything
@@ -26,18 +29,30 @@ import argparse
 import statistics
 import tempfile
 import time
+from typing import NamedTuple
 
 from report import busy_core, print_idle_busy_table
 
 from liars_train import ppo
 
 
-def measure(config: str, sets: list[str], updates: int) -> tuple[float, float]:
-    """Learner decisions per second of ``config`` + ``sets``: steady and whole run.
+class Timing(NamedTuple):
+    """One run's figures (see :func:`measure`)."""
 
-    Steady: over updates 2 … ``updates`` (end of each update's learning step to the
-    next); whole: ``updates`` updates from the start of ``train()`` to its end.
-    """
+    steady: float
+    """Learner decisions/s over updates 2 … N (end of each learning step to the next)."""
+    whole: float
+    """Learner decisions/s from the start of ``train()`` to its end."""
+    update_s: float
+    """Median seconds of a PPO update (``Trainer._learn``), the first left out."""
+    rollout_s: float
+    """Median seconds between one update's end and the next one's start."""
+    ceiling: float
+    """Learner decisions/s with rollouts free: one update's batch ÷ ``update_s``."""
+
+
+def measure(config: str, sets: list[str], updates: int) -> Timing:
+    """Learner decisions per second of ``config`` + ``sets``, and where an update goes."""
     if updates < 2:
         raise ValueError(f"updates must be at least 2, got {updates}")
     with tempfile.TemporaryDirectory() as runs:
@@ -59,10 +74,12 @@ def measure(config: str, sets: list[str], updates: int) -> tuple[float, float]:
             ],
         )
         trainer = ppo.Trainer(args)
+        starts: list[float] = []
         ends: list[float] = []
         learn = trainer._learn
 
         def timed_learn(*a, **k):
+            starts.append(time.perf_counter())
             out = learn(*a, **k)
             ends.append(time.perf_counter())
             return out
@@ -71,7 +88,10 @@ def measure(config: str, sets: list[str], updates: int) -> tuple[float, float]:
         start = time.perf_counter()
         trainer.train()
         whole = trainer.global_step / (time.perf_counter() - start)
-        return batch * (len(ends) - 1) / (ends[-1] - ends[0]), whole
+        steady = batch * (len(ends) - 1) / (ends[-1] - ends[0])
+        update_s = statistics.median(e - s for s, e in zip(starts[1:], ends[1:], strict=True))
+        rollout_s = statistics.median(s - e for s, e in zip(starts[1:], ends[:-1], strict=True))
+        return Timing(steady, whole, update_s, rollout_s, batch / update_s)
 
 
 def main() -> None:
@@ -85,7 +105,7 @@ def main() -> None:
     ns = parser.parse_args()
     variants = [[]] + [v.split() for v in ns.variant]
     loads = [False, True] if ns.busy else [False]
-    results: dict[tuple[int, bool], list[tuple[float, float]]] = {
+    results: dict[tuple[int, bool], list[Timing]] = {
         (i, load): [] for i in range(len(variants)) for load in loads
     }
     for _ in range(ns.repeats):
@@ -95,17 +115,22 @@ def main() -> None:
                     results[i, load].append(measure(ns.config, sets, ns.updates))
     labels = [" ".join(sets) or f"{ns.config} as is" for sets in variants]
 
-    def median(i: int, load: bool, which: int) -> float:
-        return statistics.median(r[which] for r in results[i, load])
+    def median(i: int, load: bool, which: str) -> float:
+        return statistics.median(getattr(r, which) for r in results[i, load])
 
-    idle = {labels[i]: median(i, False, 0) for i in range(len(variants))}
-    whole = {labels[i]: median(i, False, 1) for i in range(len(variants))}
+    idle = {labels[i]: median(i, False, "steady") for i in range(len(variants))}
+    whole = {labels[i]: median(i, False, "whole") for i in range(len(variants))}
     first = idle[labels[0]]
     print(f"{'variant':60s} {'steady (median)':>16s} {'ratio':>7s} {'whole run':>11s}")
     for label, med in idle.items():
         print(f"{label:60s} {med:16,.0f} {med / first:7.2f} {whole[label]:11,.0f}")
+    print()
+    print(f"{'variant':60s} {'update s':>9s} {'rollout s':>10s} {'ceiling (update alone)':>23s}")
+    for i, label in enumerate(labels):
+        update_s, rollout_s = median(i, False, "update_s"), median(i, False, "rollout_s")
+        print(f"{label:60s} {update_s:9.3f} {rollout_s:10.3f} {median(i, False, 'ceiling'):23,.0f}")
     if ns.busy:
-        busy = {labels[i]: median(i, True, 0) for i in range(len(variants))}
+        busy = {labels[i]: median(i, True, "steady") for i in range(len(variants))}
         print()
         print_idle_busy_table(idle, busy, "variant")
 
