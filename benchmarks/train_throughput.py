@@ -47,8 +47,13 @@ class Timing(NamedTuple):
     """Median seconds of a PPO update (``Trainer._learn``), the first left out."""
     rollout_s: float
     """Median seconds between one update's end and the next one's start."""
-    ceiling: float
-    """Learner decisions/s with rollouts free: one update's batch ÷ ``update_s``."""
+    batch: int
+    """Learner decisions per update (``num_envs × num_steps``)."""
+
+    @property
+    def ceiling(self) -> float:
+        """Learner decisions/s with rollouts free: ``batch ÷ update_s``."""
+        return self.batch / self.update_s
 
 
 def measure(config: str, sets: list[str], updates: int) -> Timing:
@@ -91,7 +96,7 @@ def measure(config: str, sets: list[str], updates: int) -> Timing:
         steady = batch * (len(ends) - 1) / (ends[-1] - ends[0])
         update_s = statistics.median(e - s for s, e in zip(starts[1:], ends[1:], strict=True))
         rollout_s = statistics.median(s - e for s, e in zip(starts[1:], ends[:-1], strict=True))
-        return Timing(steady, whole, update_s, rollout_s, batch / update_s)
+        return Timing(steady, whole, update_s, rollout_s, batch)
 
 
 def main() -> None:
