@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib.util
 
 OPTIONAL_MODULES = {
-    "training/rllib_backend.py": "ray",
-    "liars_env/openspiel.py": "pyspiel",
+    "training/rllib.py": "ray",
+    "liars_env/solver/openspiel.py": "pyspiel",
 }
 
 collect_ignore = [

@@ -31,7 +31,7 @@ import torch
 from report import busy_core, print_idle_busy_table, print_ratio_table
 
 from liars_env.batched import BACKENDS, BatchedEnv, resolve_backend, sample_legal
-from liars_env.threads import DEFAULT_THREADS
+from liars_env.batched.threads import DEFAULT_THREADS
 
 
 def batched_rate(

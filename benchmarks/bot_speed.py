@@ -17,8 +17,8 @@ import torch
 
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.agents import BOT_PRESETS, make_agent, view_of
+from liars_env.agents.batched import BatchedProbabilisticBot
 from liars_env.batched import BatchedEnv
-from liars_env.batched_bots import BatchedProbabilisticBot
 
 
 def scalar_rate(spec: str, rules: RuleSet, seconds: float) -> float:

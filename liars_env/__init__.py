@@ -1,7 +1,31 @@
 """liars-dice: Liar's Dice / Perudo for reinforcement learning.
 
-The rule engine (:mod:`liars_env.rules`, :mod:`liars_env.engine`) is pure Python and
-numpy; :func:`env` is the PettingZoo AEC environment built on it.
+The folder says the role. Each layer imports only the layers above it in this table, never
+one below (``tests/test_packaging.py`` checks it on the import graph):
+
+==================  =======================================================  ==============
+folder              what lives there                                         may import
+==================  =======================================================  ==============
+``liars_env/``      the game: :mod:`~liars_env.rules` (RuleSet, presets),    numpy only
+                    :mod:`~liars_env.actions` (the bid codec),
+                    :mod:`~liars_env.engine` (state, transitions),
+                    :mod:`~liars_env.observation` (layout, PlayerView),
+                    :mod:`~liars_env.probability` (binomial tails),
+                    :mod:`~liars_env.errors`
+``batched/``        many games at once: the batched engine, the rules in     the game
+                    array form (``kernels``), numba loops, memory, threads
+``solver/``         exact solutions of small 2-player games, exact           the game
+                    exploitability of any agent, the OpenSpiel adapter
+``agents/``         every player: bots and their batched twins, the belief   the game,
+                    model, the policy network and checkpoints, the registry  batched, solver
+``envs/``           views for RL clients: PettingZoo AEC env, Gymnasium      the game,
+                    env, text and RGB rendering, the versioned modules       agents
+``play/``           people at the table: terminal game, move parser, web     everything
+                    table and replays                                        above
+==================  =======================================================  ==============
+
+Modules that moved in 0.3.0 keep their old import paths with a ``DeprecationWarning``
+(:mod:`liars_env.moved`).
 
 Example:
     >>> import liars_env
@@ -12,15 +36,19 @@ Example:
     (91,)
 """
 
-from liars_env.actions import ActionCodec
-from liars_env.aec import env, raw_env
-from liars_env.engine import GameState, LiarsDiceGame, RoundResult
-from liars_env.errors import IllegalActionError
-from liars_env.gym_env import LiarsDiceEnv, register_envs  # importing registers LiarsDice-v0
-from liars_env.observation import OBSERVATION_VERSION, ObservationLayout
-from liars_env.rules import PRESETS, RuleSet
+from liars_env import moved as _moved
 
-__version__ = "0.2.0"
+_moved.install(_moved.MOVED, _moved.STABLE)
+
+from liars_env.actions import ActionCodec  # noqa: E402
+from liars_env.engine import GameState, LiarsDiceGame, RoundResult  # noqa: E402
+from liars_env.envs import liars_dice_v0, liars_dice_v1  # noqa: E402
+from liars_env.envs.aec import env, raw_env  # noqa: E402
+from liars_env.envs.gym_env import LiarsDiceEnv, register_envs  # noqa: E402  (registers)
+from liars_env.errors import IllegalActionError  # noqa: E402
+from liars_env.observation import OBSERVATION_VERSION, ObservationLayout  # noqa: E402
+from liars_env.rules import PRESETS, RuleSet  # noqa: E402
+from liars_env.version import __version__  # noqa: E402
 
 __all__ = [
     "OBSERVATION_VERSION",
@@ -33,7 +61,10 @@ __all__ = [
     "ObservationLayout",
     "RoundResult",
     "RuleSet",
+    "__version__",
     "env",
+    "liars_dice_v0",
+    "liars_dice_v1",
     "raw_env",
     "register_envs",
 ]

@@ -24,9 +24,13 @@ Checkpoints record :data:`OBSERVATION_VERSION`; a change to this table bumps it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from functools import cached_property
+
 import numpy as np
 
-from liars_env.engine import GameState
+from liars_env.actions import ActionCodec
+from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.rules import RuleSet
 
 OBSERVATION_VERSION = 1
@@ -165,3 +169,82 @@ class IncrementalEncoder:
             obs[off["current_bidder"] + (bidder - seat) % n] = 1.0
             self._cache[seat] = (cached[0], bids, len(bids), obs, bids[-1])
         return obs.copy()
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    """What the acting player knows when it must act.
+
+    Attributes:
+        rules: The variant.
+        codec: Action ids of this rule set.
+        seat: The acting seat.
+        dice: The acting player's own faces.
+        dice_left: Dice per seat (public).
+        bids: This round's bids as ``(seat, quantity, face)`` (public).
+        opener: Seat that opened the round.
+        palifico: Whether the round is palifico.
+        mask: Legal actions (int8 0/1).
+    """
+
+    rules: RuleSet
+    codec: ActionCodec
+    seat: int
+    dice: tuple[int, ...]
+    dice_left: tuple[int, ...]
+    bids: tuple[tuple[int, int, int], ...]
+    opener: int
+    palifico: bool
+    mask: np.ndarray
+    _layout: ObservationLayout = field(repr=False, compare=False)
+
+    @cached_property
+    def observation(self) -> np.ndarray:
+        """The env's observation vector for this seat (computed on first use).
+
+        Encoded from the view's own fields, not the live game: the game goes on after the
+        view is made, and an agent may read the observation of a view it kept.
+        """
+        public = GameState(
+            dice=[list(self.dice) if s == self.seat else [] for s in range(len(self.dice_left))],
+            dice_left=list(self.dice_left),
+            current_player=self.seat,  # not encoded; the view is of its own seat
+            opener=self.opener,
+            bids=list(self.bids),
+            palifico=self.palifico,
+        )
+        return self._layout.encode(public, self.seat)
+
+    @property
+    def current_bid(self) -> tuple[int, int] | None:
+        """The latest ``(quantity, face)`` of the round, or ``None``."""
+        return (self.bids[-1][1], self.bids[-1][2]) if self.bids else None
+
+    @property
+    def legal_actions(self) -> np.ndarray:
+        """Legal action ids, ascending."""
+        return np.flatnonzero(self.mask)
+
+
+def view_of(
+    game: LiarsDiceGame, layout: ObservationLayout, state: GameState, seat: int | None = None
+) -> PlayerView:
+    """The :class:`PlayerView` of ``seat`` (default: the player to act)."""
+    seat = state.current_player if seat is None else seat
+    mask = (
+        game.legal_mask(state)
+        if seat == state.current_player
+        else np.zeros(game.codec.num_actions, np.int8)
+    )
+    return PlayerView(
+        rules=game.rules,
+        codec=game.codec,
+        seat=seat,
+        dice=tuple(state.dice[seat]),
+        dice_left=tuple(state.dice_left),
+        bids=tuple(state.bids),
+        opener=state.opener,
+        palifico=state.palifico,
+        mask=mask,
+        _layout=layout,
+    )

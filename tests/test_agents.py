@@ -18,7 +18,7 @@ from liars_env.agents import (
     make_agent,
     view_of,
 )
-from liars_env.agents.probability import count_pmf
+from liars_env.probability import count_pmf
 from liars_env.rules import count_matches
 
 

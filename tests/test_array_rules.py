@@ -1,7 +1,7 @@
 """The array rule kernels, each against its scalar twin, over every preset and palifico state.
 
 The scalar rules of :mod:`liars_env.rules` and :class:`~liars_env.engine.LiarsDiceGame` are
-the reference; every kernel of :mod:`liars_env.array_rules` must give exactly their answer,
+the reference; every kernel of :mod:`liars_env.batched.kernels` must give exactly their answer,
 for every preset, in ordinary and palifico rounds. Batches are drawn at random (numpy) and
 by hypothesis (single scenarios, which shrink to a readable counterexample).
 """
@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liars_env import LiarsDiceGame
-from liars_env import array_rules as ar
 from liars_env.actions import ActionCodec
-from liars_env.agents.probability import binomial_tail, count_pmf
+from liars_env.batched import kernels as ar
+from liars_env.probability import binomial_tail, count_pmf
 from liars_env.rules import (
     PRESETS,
     bid_cap,
@@ -388,6 +388,6 @@ def test_array_rules_imports_only_torch_and_the_scalar_rules():
     assert outside_stdlib <= {
         "torch",
         "liars_env.rules",
-        "liars_env.agents.probability",
-        "liars_env.fused_belief",
+        "liars_env.probability",
+        "liars_env.batched.fused_belief",
     }

@@ -364,7 +364,7 @@ def test_bad_rows_and_active_masks_raise_and_change_nothing(backend):
 def test_auto_falls_back_to_torch_without_numba(monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "liars_env.fused", None)  # importing it now fails
+    monkeypatch.setitem(sys.modules, "liars_env.batched.fused", None)  # importing it now fails
     assert BatchedEnv("perudo", num_envs=2).backend == "torch"
     with pytest.raises(ImportError, match="backend='numba' needs numba"):
         BatchedEnv("perudo", num_envs=2, backend="numba")

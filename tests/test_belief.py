@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.agents import view_of
+from liars_env.agents.belief import BeliefModel, parse_observation
+from liars_env.agents.policy import BeliefFeatures, BidProbabilityFeatures
 from liars_env.agents.probabilistic import BOT_PRESETS, BeliefAgent
-from liars_env.belief import BeliefModel, parse_observation
-from liars_env.policy import BeliefFeatures, BidProbabilityFeatures
 
 
 def random_states(rules, games=6, steps=200, seed=0, bid_bias=0.8):
@@ -63,8 +63,8 @@ def test_belief_model_matches_its_numpy_twin(preset, players):
 
 
 def spy_on_compiled_loops(monkeypatch) -> list[str]:
-    """Records each call of a :mod:`liars_env.fused_belief` loop (skips without numba)."""
-    from liars_env import array_rules
+    """Records each call of a :mod:`liars_env.batched.fused_belief` loop (skips without numba)."""
+    from liars_env.batched import kernels as array_rules
 
     if array_rules._compiled is None:
         pytest.skip("numba is not installed")
@@ -84,7 +84,8 @@ def spy_on_compiled_loops(monkeypatch) -> list[str]:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_compiled_and_torch_beliefs_agree(preset, players, dtype, monkeypatch):
     """The numba loops (count_tails, follows, tails_per_bid) give the torch code's numbers."""
-    from liars_env import array_rules, belief
+    from liars_env.agents import belief
+    from liars_env.batched import kernels as array_rules
 
     calls = spy_on_compiled_loops(monkeypatch)
     loops = array_rules._compiled
@@ -115,7 +116,7 @@ def test_compiled_and_torch_beliefs_agree(preset, players, dtype, monkeypatch):
 @pytest.mark.parametrize("preset, players", CASES)
 def test_compiled_and_torch_own_bid_tails_agree(preset, players, monkeypatch):
     """The bid features and the probabilistic bots' look-ups, compiled and in torch."""
-    from liars_env import array_rules
+    from liars_env.batched import kernels as array_rules
 
     calls = spy_on_compiled_loops(monkeypatch)
     loops = array_rules._compiled

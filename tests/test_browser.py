@@ -41,8 +41,8 @@ CHROMIUM = os.environ.get("LIARS_CHROMIUM") or find_chromium()
 
 @pytest.fixture(scope="module")
 def server():
-    from liars_env.web.server import ServerThread, create_app
-    from liars_env.web.session import SessionStore
+    from liars_env.play.web.server import ServerThread, create_app
+    from liars_env.play.web.session import SessionStore
 
     store = SessionStore(ttl=600, max_games=8)
     defaults = {
@@ -220,9 +220,9 @@ def test_play_a_whole_game_in_the_browser(server, browser, tmp_path):
 
 
 def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
-    from liars_env.web.recording import load_replay
-    from liars_env.web.session import replay_json
-    from liars_train.evaluate import evaluate
+    from liars_env.play.web.recording import load_replay
+    from liars_env.play.web.session import replay_json
+    from liars_train.evaluation.tournament import evaluate
 
     thread, store = server
     evaluate("perudo", ["bold", "random", "probabilistic"], 3, seed=1, progress=False,
@@ -263,9 +263,9 @@ def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
 
 
 def test_replay_recorded_without_probabilities(server, browser, tmp_path):
-    from liars_env.web.recording import load_replay
-    from liars_env.web.session import replay_json
-    from liars_train.evaluate import evaluate
+    from liars_env.play.web.recording import load_replay
+    from liars_env.play.web.session import replay_json
+    from liars_train.evaluation.tournament import evaluate
 
     thread, store = server
     evaluate("perudo", ["bold", "probabilistic", "cautious"], 3, seed=2, progress=False,

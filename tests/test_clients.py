@@ -313,7 +313,7 @@ def test_tianshou_pettingzoo_env_whole_games(rules, players):
             assert terminated == inner.game_state.is_over  # the episode ends with the game
         assert returns[inner.game_state.winner] == 1.0
         assert_zero_sum_one_winner(returns, players)
-        assert sorted(info) == sorted(liars_env.aec.INFO_KEYS)
+        assert sorted(info) == sorted(liars_env.envs.aec.INFO_KEYS)
 
 
 @all_tables

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from liars_env.threads import using_threads
+from liars_env.batched.threads import using_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))

@@ -180,7 +180,7 @@ def test_infos_are_fixed_shape_and_never_mutated():
     seen = []
     for _agent in e.agent_iter():
         obs, _, terminated, truncated, info = e.last()
-        assert set(info) == set(liars_env.aec.INFO_KEYS)
+        assert set(info) == set(liars_env.envs.aec.INFO_KEYS)
         assert info["dice_left"].shape == (3,) and info["dice_left"].dtype == np.int64
         seen.append((info, {k: np.array(v).copy() for k, v in info.items()}))
         if terminated or truncated:

@@ -8,7 +8,13 @@ from collections import Counter
 import pytest
 
 from liars_env import RuleSet
-from liars_train.evaluate import evaluate, main, seat_assignment, summarize, wilson_interval
+from liars_train.evaluation.tournament import (
+    evaluate,
+    main,
+    seat_assignment,
+    summarize,
+    wilson_interval,
+)
 
 
 @pytest.mark.parametrize(

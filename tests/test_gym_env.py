@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium env ``LiarsDice-v0`` (liars_env.gym_env)."""
+"""The single-agent Gymnasium env ``LiarsDice-v0`` (liars_env.envs.gym_env)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 from helpers import preset_grid
 
 from liars_env import IllegalActionError, RuleSet
-from liars_env.gym_env import ENV_ID, LiarsDiceEnv
+from liars_env.envs.gym_env import ENV_ID, LiarsDiceEnv
 from liars_env.rules import loser_reward
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from liars_env import RuleSet
+from liars_env.agents.policy import NetworkShape, PolicyNet
 from liars_env.batched import BatchedEnv
-from liars_env.policy import NetworkShape, PolicyNet
-from liars_train import exploit, ppo
+from liars_train import ppo
 from liars_train.league import League, Member, frozen_copy, member_from_spec, play_match
+from liars_train.tools import exploit
 
 TINY = {
     "num_envs": 64,
@@ -279,8 +280,8 @@ def test_play_match_counts_every_game_and_rotates_seats():
 
 def test_checkpoints_made_before_belief_features_still_load_and_play(tmp_path):
     from liars_env.agents import make_agent
+    from liars_env.agents.policy import build_meta, load_policy, write_checkpoint
     from liars_env.observation import ObservationLayout
-    from liars_env.policy import build_meta, load_policy, write_checkpoint
 
     rules = RuleSet.preset("perudo", num_players=2)
     shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)
@@ -323,7 +324,7 @@ def test_groups_share_the_games_so_snapshots_cannot_crowd_out_the_bots():
 
 
 def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
-    from liars_train import ladder
+    from liars_train.evaluation import ladder
 
     out = tmp_path / "ladder.json"
     argv = ["--players", "2", "--players-list", "belief", "random", "--games", "40"]
@@ -338,7 +339,7 @@ def test_ladder_cli_prints_a_cross_table(tmp_path, capsys):
 
 
 def test_ladder_rows_play_only_the_given_players_with_a_mean(tmp_path, capsys):
-    from liars_train import ladder
+    from liars_train.evaluation import ladder
 
     out = tmp_path / "rows.json"
     argv = ["--players", "2", "--games", "40", "--rows", "belief"]
@@ -358,7 +359,7 @@ def test_league_bots_may_change_a_presets_settings(tmp_path, capsys):
     """``NAME:key=value`` members play as that bot: a belief bot that always bluffs (a
     random low raise whenever it can raise) loses to the plain one; a bad setting is
     named."""
-    from liars_train import ladder
+    from liars_train.evaluation import ladder
 
     bluffer = "belief:bluff_rate=1"
     out = tmp_path / "styles.json"
@@ -374,8 +375,8 @@ def test_league_bots_may_change_a_presets_settings(tmp_path, capsys):
 
 def _small_checkpoint(folder: Path) -> tuple[Path, PolicyNet]:
     """A 2-player perudo checkpoint of a tiny fresh network (16 wide, one layer)."""
+    from liars_env.agents.policy import build_meta, write_checkpoint
     from liars_env.observation import ObservationLayout
-    from liars_env.policy import build_meta, write_checkpoint
 
     rules = RuleSet.preset("perudo", num_players=2)
     shape = NetworkShape(ObservationLayout(rules).size, 61, 16, 1, bid_features=True)

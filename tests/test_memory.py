@@ -1,4 +1,4 @@
-"""The allocator settings of :mod:`liars_env.memory`, each in a fresh process.
+"""The allocator settings of :mod:`liars_env.batched.memory`, each in a fresh process.
 
 ``mallopt`` is process-wide and cannot be undone, so every case runs in a subprocess
 with the environment it needs.
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from liars_env import memory
+from liars_env.batched import memory
 
 pytestmark = pytest.mark.skipif(memory._glibc() is None, reason="glibc's malloc only")
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(memory._glibc() is None, reason="glibc's malloc 
 # pages and every page faults; kept blocks are reused and only the 64 KiB of growth does.
 PROBE = """
 import json, resource, sys, torch
-from liars_env import memory
+from liars_env.batched import memory
 {setup}
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt

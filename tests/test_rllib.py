@@ -9,14 +9,14 @@ ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
 
 from liars_env import RuleSet  # noqa: E402
-from liars_env.policy import load_policy  # noqa: E402
-from liars_train import rllib_backend  # noqa: E402
-from liars_train.rllib_backend import RLlibArgs, RLlibLiarsDiceEnv  # noqa: E402
+from liars_env.agents.policy import load_policy  # noqa: E402
+from liars_train import rllib  # noqa: E402
+from liars_train.rllib import RLlibArgs, RLlibLiarsDiceEnv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def local_ray():
-    rllib_backend.start_ray()
+    rllib.start_ray()
     yield
     ray.shutdown()
 
@@ -65,7 +65,7 @@ def test_local_ray_listens_on_loopback_only(local_ray):
 def test_smoke_train_save_restore_export_and_evaluate(local_ray, tmp_path):
     from ray.rllib.algorithms.algorithm import Algorithm
 
-    from liars_train.evaluate import evaluate
+    from liars_train.evaluation.tournament import evaluate
 
     args = RLlibArgs(
         run_name="smoke",
@@ -78,14 +78,14 @@ def test_smoke_train_save_restore_export_and_evaluate(local_ray, tmp_path):
         num_envs_per_env_runner=4,
         rollout_fragment_length=32,
     )
-    out = rllib_backend.train(args, progress=False)
+    out = rllib.train(args, progress=False)
     assert [row["iteration"] for row in out["history"]] == [1, 2]
     assert out["history"][-1]["env_steps"] >= 256
     model, meta = load_policy(out["exported"], RuleSet.preset("perudo"))
     assert meta["backend"] == "rllib" and meta["iterations"] == 2
     restored = Algorithm.from_checkpoint(out["rllib_checkpoint"])
     try:
-        module = restored.get_module(rllib_backend.MAIN)
+        module = restored.get_module(rllib.MAIN)
         for key, value in model.state_dict().items():
             assert np.allclose(value.numpy(), module.net.state_dict()[key].numpy())
     finally:
@@ -104,7 +104,7 @@ def test_rllib_config_loads():
 
 
 def test_cli_rejects_bad_rllib_configs(tmp_path, capsys):
-    from liars_train.train_cli import main
+    from liars_train.train import main
 
     assert main(["--backend", "rllib", "--set", "iterations=0"]) == 2
     assert "iterations must be at least 1" in capsys.readouterr().err

@@ -20,7 +20,7 @@ from liars_env.solver import (
     exploit,
     solve,
 )
-from liars_train.solve import main as solve_main
+from liars_train.tools.solve import main as solve_main
 
 
 def small(faces=3, ones="natural", **options):
@@ -203,12 +203,12 @@ def test_save_load_and_cache(tmp_path, monkeypatch):
         Solution.load(path, small(3, "natural"))
     first = cached_solution(rules)
     assert cache_path(rules).exists()
-    monkeypatch.setattr("liars_env.solver.solve", lambda *a, **k: pytest.fail("solved again"))
+    monkeypatch.setattr("liars_env.solver.cache.solve", lambda *a, **k: pytest.fail("solved again"))
     assert cached_solution(rules).value == first.value
 
 
 def test_solver_agent_spec_in_a_match():
-    from liars_train.evaluate import evaluate
+    from liars_train.evaluation.tournament import evaluate
 
     rules = PRESETS["perudo"].with_options(num_players=2, dice_per_player=1, faces=4)
     result = evaluate(rules, ["solver", "random"], games=40, workers=1, progress=False)
@@ -234,7 +234,7 @@ def test_solver_agent_tracks_palifico_rounds():
 
 # ------------------------------------------------------------------ CLI
 def test_exploit_specs_after_one_flag_or_the_flag_repeated():
-    from liars_train.solve import build_parser
+    from liars_train.tools.solve import build_parser
 
     for argv in (["--exploit", "random", "bold"], ["--exploit", "random", "--exploit", "bold"]):
         assert build_parser().parse_args(argv).exploit == ["random", "bold"]
@@ -281,7 +281,7 @@ def test_openspiel_agrees(faces, ones):
     from open_spiel.python.algorithms import cfr, expected_game_score
     from open_spiel.python.algorithms.exploitability import nash_conv
 
-    from liars_env import openspiel
+    from liars_env.solver import openspiel
 
     rules = small(faces, ones)
     solution = solve(rules)
@@ -315,7 +315,7 @@ def test_a_checkpoint_is_exploited_exactly_in_one_call_per_depth(wild3, tmp_path
     import torch
 
     from liars_env.agents.checkpoint import CheckpointAgent
-    from liars_env.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint
+    from liars_env.agents.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint
 
     rules, solution = wild3
     torch.manual_seed(0)

@@ -13,8 +13,7 @@ import torch
 
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.agents import make_agent, view_of
-from liars_env.engine import get_codec
-from liars_env.policy import (
+from liars_env.agents.policy import (
     CheckpointError,
     NetworkShape,
     PolicyNet,
@@ -26,7 +25,9 @@ from liars_env.policy import (
     transfer_weights,
     write_checkpoint,
 )
-from liars_train import ppo, train_cli
+from liars_env.engine import get_codec
+from liars_train import ppo
+from liars_train import train as train_cli
 from liars_train.config import load_run_settings
 
 TINY = [
@@ -452,7 +453,7 @@ def test_mismatched_rules_are_rejected_by_the_agent_spec(good_checkpoint):
 
 
 def test_checkpoint_agent_plays_in_liars_eval(good_checkpoint):
-    from liars_train.evaluate import evaluate
+    from liars_train.evaluation.tournament import evaluate
 
     result = evaluate(
         "perudo", [f"checkpoint:{good_checkpoint}", "random", "random"], games=6, progress=False
@@ -574,8 +575,8 @@ def test_shipped_configs_load(config):
 @pytest.mark.parametrize("preset", ["perudo", "perudo_palifico", "sanford", "common_hand"])
 def test_bid_features_match_the_probabilistic_bot(preset):
     from liars_env.agents import ProbabilisticAgent
+    from liars_env.agents.policy import BidProbabilityFeatures
     from liars_env.batched import BatchedEnv, sample_legal
-    from liars_env.policy import BidProbabilityFeatures
 
     lo = 3 if preset == "sanford" else 2
     rules = RuleSet.preset(preset, num_players=lo)
@@ -605,7 +606,7 @@ def test_bid_features_match_the_probabilistic_bot(preset):
 
 
 def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
-    from liars_train.export import main as export_main
+    from liars_train.tools.export import main as export_main
 
     dest = tmp_path / "shipped"
     assert export_main([str(tiny_run / "checkpoints" / "best"), str(dest)]) == 0
@@ -619,7 +620,7 @@ def test_export_ships_weights_and_meta_only(tiny_run, tmp_path):
 
 
 def test_export_over_a_shipped_model_keeps_its_card(tiny_run, tmp_path):
-    from liars_train.export import main as export_main
+    from liars_train.tools.export import main as export_main
 
     dest = tmp_path / "shipped"
     assert export_main([str(tiny_run / "checkpoints" / "best"), str(dest)]) == 0
@@ -645,7 +646,7 @@ def test_export_over_a_shipped_model_keeps_its_card(tiny_run, tmp_path):
     ],
 )
 def test_export_names_its_source_without_absolute_paths(monkeypatch, cwd, source, expected):
-    from liars_train.export import portable_source
+    from liars_train.tools.export import portable_source
 
     monkeypatch.setattr(Path, "cwd", classmethod(lambda cls: Path(cwd)))
     monkeypatch.setattr(Path, "resolve", lambda self: self)
@@ -763,7 +764,7 @@ def _checkpoint(path, rules, hidden=16, seed=0):
 
 
 def test_average_is_the_weighted_mean_of_the_parameters(tmp_path):
-    from liars_train.average import main as average_main
+    from liars_train.tools.average import main as average_main
 
     rules = RuleSet.preset("perudo")
     a = _checkpoint(tmp_path / "a", rules, seed=1)
@@ -799,7 +800,7 @@ def test_average_is_the_weighted_mean_of_the_parameters(tmp_path):
     ],
 )
 def test_average_refuses_what_cannot_be_averaged(tmp_path, capsys, make_other, extra, message):
-    from liars_train.average import main as average_main
+    from liars_train.tools.average import main as average_main
 
     a = _checkpoint(tmp_path / "a", RuleSet.preset("perudo"))
     other = make_other(tmp_path / "b")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from liars_env import LiarsDiceGame, RuleSet
-from liars_env.web.recording import GameRecorder, ReplayError, load_replay
-from liars_env.web.session import ApiError, SessionStore, replay_json
+from liars_env.play.web.recording import GameRecorder, ReplayError, load_replay
+from liars_env.play.web.session import ApiError, SessionStore, replay_json
 
 pytest.importorskip("starlette", reason="the web table needs starlette: pip install -e '.[web]'")
 try:
@@ -19,7 +19,7 @@ except ImportError:
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from liars_env.web.server import create_app  # noqa: E402
+from liars_env.play.web.server import create_app  # noqa: E402
 
 
 class FakeClock:
@@ -144,8 +144,8 @@ def test_play_to_the_finish_with_reveals_and_places(client):
     places = full["table"]["places"]
     assert sorted(places) == [1, 2, 3] and full["waiting_for"] is None
     assert full["seed"] == "2" and view["seed"] == "2"
-    # once over, the bots' probabilities and the recording are available
-    assert all((e["probs"] is not None) == (e["seat"] == 1) for e in full["events"])
+    # once over, the bots' probabilities (random's too: uniform) and the recording are there
+    assert all((e["probs"] is not None) == (e["seat"] != 0) for e in full["events"])
     record = client.get(f"/api/games/{gid}/record")
     assert record.status_code == 200
     replay = load_replay(record.text.splitlines(keepends=True))
@@ -392,8 +392,8 @@ def test_tampered_and_truncated_recordings_are_refused(tmp_path):
 
 
 def test_replay_cli_refuses_malformed_recordings(tmp_path, capsys, monkeypatch):
-    import liars_env.web.server as server
-    from liars_env.web.replay import main
+    import liars_env.play.web.server as server
+    from liars_env.play.web.replay import main
 
     monkeypatch.setattr(server, "serve", lambda *a, **k: pytest.fail("served a bad file"))
     recorder, _ = record_game()
@@ -413,7 +413,7 @@ def test_replay_cli_refuses_malformed_recordings(tmp_path, capsys, monkeypatch):
 
 
 def test_replay_cli_check(tmp_path, capsys):
-    from liars_env.web.replay import main
+    from liars_env.play.web.replay import main
 
     recorder, _ = record_game()
     path = recorder.write(tmp_path / "g.jsonl")
@@ -426,7 +426,7 @@ def test_replay_cli_check(tmp_path, capsys):
 
 # ------------------------------------------------------------------------ liars-eval
 def test_eval_record_round_trip(tmp_path):
-    from liars_train.evaluate import evaluate
+    from liars_train.evaluation.tournament import evaluate
 
     specs = ["bold", "random", "probabilistic"]
     plain = evaluate("perudo", specs, games=6, seed=3, workers=1, progress=False)
@@ -447,9 +447,11 @@ def test_eval_record_round_trip(tmp_path):
             "random",
         ]
         lines = [json.loads(x) for x in path.read_text().splitlines()[1:-1]]
-        for line in lines:  # the probability bots expose probabilities, random does not
+        for line in lines:  # every bot exposes its probabilities (random: uniform)
             spec = header["seats"][line["seat"]]["spec"]
-            assert ("probs" in line) == (spec != "random")
+            assert "probs" in line
+            if spec == "random":
+                assert len({round(p, 3) for _, p in line["probs"]}) == 1
             if "probs" in line:
                 assert abs(sum(p for _, p in line["probs"]) - 1) < 1e-2
                 assert line["action"] in [a for a, _ in line["probs"]]
@@ -457,9 +459,9 @@ def test_eval_record_round_trip(tmp_path):
 
 
 def test_eval_record_without_probabilities_loads_and_replays(tmp_path):
-    from liars_env.web.replay import main as replay_main
-    from liars_env.web.session import replay_json
-    from liars_train.evaluate import evaluate
+    from liars_env.play.web.replay import main as replay_main
+    from liars_env.play.web.session import replay_json
+    from liars_train.evaluation.tournament import evaluate
 
     specs = ["bold", "probabilistic", "cautious"]
     both = evaluate("perudo", specs, games=3, seed=5, workers=1, progress=False,
@@ -494,7 +496,7 @@ def test_eval_record_without_probabilities_loads_and_replays(tmp_path):
 
 
 def test_eval_cli_record(tmp_path):
-    from liars_train.evaluate import main
+    from liars_train.evaluation.tournament import main
 
     out = tmp_path / "rec"
     assert main(["--agents", "random", "random", "--games", "2", "--workers", "1",
@@ -515,7 +517,7 @@ def test_game_creation_is_bounded_when_concurrent(monkeypatch):
     import threading
     import time
 
-    import liars_env.web.session as session_module
+    import liars_env.play.web.session as session_module
 
     real = session_module.make_agent
 
@@ -555,8 +557,8 @@ def test_slow_work_does_not_block_other_requests(monkeypatch):
     import threading
     import urllib.request
 
-    import liars_env.web.session as session_module
-    from liars_env.web.server import ServerThread
+    import liars_env.play.web.session as session_module
+    from liars_env.play.web.server import ServerThread
 
     real = session_module.make_agent
     building, release = threading.Event(), threading.Event()
@@ -603,7 +605,7 @@ def test_store_errors_are_api_errors():
 
 # ------------------------------------------------------------------------ commands
 def test_liars_play_web_builds_the_table(monkeypatch):
-    import liars_env.web.server as server
+    import liars_env.play.web.server as server
     from liars_env.play import main
 
     served = {}
@@ -653,7 +655,7 @@ def test_liars_play_web_refuses_bad_options(capsys):
 def test_server_thread_serves_over_http():
     import urllib.request
 
-    from liars_env.web.server import ServerThread
+    from liars_env.play.web.server import ServerThread
 
     thread = ServerThread(create_app(allowed_hosts=["127.0.0.1"]), port=0).start()
     try:

@@ -1,1 +1,42 @@
-"""Self-play training and evaluation for liars-dice (PyTorch)."""
+"""Self-play training and evaluation for liars-dice (PyTorch), installed as ``liars_train``.
+
+==========================  ==========================================================
+module                      what lives there
+==========================  ==========================================================
+``ppo``                     the masked PPO algorithm and its ``Args`` (one file, in the
+                            manner of CleanRL's ``ppo.py``)
+``train``                   ``liars-train``: a run from a YAML config (PPO or RLlib)
+``config``                  settings from YAML and ``key=value`` items, checked first
+``league``                  the opponents a learner meets, batched matches
+``checkpoints``             a run's ``step_N`` and ``best`` folders
+``reports``                 progress bar, ``metrics.csv``, curves, tables
+``stats``                   intervals of match results
+``rllib``                   the same env on Ray RLlib (the ``rllib`` extra)
+``evaluation/``             ``tournament`` (``liars-eval``), ``ladder`` (a cross table on
+                            the batched engine), ``policy_eval`` (a network against bots)
+``tools/``                  ``exploit`` (``liars-exploit``), ``solve`` (``liars-solve``),
+                            ``export`` (ship a checkpoint), ``average`` (weight averages)
+==========================  ==========================================================
+
+Layers: ``config``/``stats``/``checkpoints``/``reports`` → ``league`` → ``evaluation`` →
+``ppo`` → ``train``, ``rllib``, ``tools`` (``tests/test_packaging.py`` checks it). Old
+module paths (``liars_train.evaluate``, ``liars_train.exploit``, ...) still import, with a
+``DeprecationWarning``.
+"""
+
+from liars_env import moved as _moved
+
+MOVED = {
+    "liars_train.evaluate": "liars_train.evaluation.tournament",
+    "liars_train.ladder": "liars_train.evaluation.ladder",
+    "liars_train.policy_eval": "liars_train.evaluation.policy_eval",
+    "liars_train.exploit": "liars_train.tools.exploit",
+    "liars_train.solve": "liars_train.tools.solve",
+    "liars_train.export": "liars_train.tools.export",
+    "liars_train.average": "liars_train.tools.average",
+    "liars_train.train_cli": "liars_train.train",
+    "liars_train.rllib_backend": "liars_train.rllib",
+}
+"""Old module path → new module path (0.3.0)."""
+
+_moved.install(MOVED)

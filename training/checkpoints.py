@@ -1,6 +1,6 @@
 """A training run's checkpoints: ``step_N`` folders (the newest few kept) and ``best``.
 
-Each folder is written atomically by :func:`liars_env.policy.write_checkpoint` (the
+Each folder is written atomically by :func:`liars_env.agents.policy.write_checkpoint` (the
 network as safetensors, the trainer state loaded back with ``weights_only=True``).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from liars_env.policy import (
+from liars_env.agents.policy import (
     CheckpointError,
     PolicyNet,
     load_policy,

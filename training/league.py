@@ -24,11 +24,11 @@ import numpy as np
 import torch
 
 from liars_env.agents.batched import BATCHED_BOT_NAMES, check_batched_bot_spec, make_batched_bot
+from liars_env.agents.policy import NetworkShape, PolicyNet, load_policy, sample_actions
 from liars_env.batched import BatchedEnv
-from liars_env.policy import NetworkShape, PolicyNet, load_policy, sample_actions
+from liars_env.batched.threads import DEFAULT_THREADS, using_threads
 from liars_env.rules import RuleSet
-from liars_env.threads import DEFAULT_THREADS, using_threads
-from liars_train.evaluate import wilson_interval
+from liars_train.stats import wilson_interval
 
 WIN_WINDOW = 2000.0
 """Games after which a member's win counts are halved (a moving window)."""
@@ -371,7 +371,7 @@ def play_match(
     protocol took 2–3 times as long (its last games run nearly alone). ``policy`` plays
     ``self`` members.
     The match runs on ``threads`` torch threads (``None``: as set; see
-    :mod:`liars_env.threads`).
+    :mod:`liars_env.batched.threads`).
     """
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise ValueError(f"games must be a positive int, got {games!r}")

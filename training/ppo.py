@@ -37,8 +37,7 @@ import torch
 from torch import nn
 
 from liars_env.agents.batched import check_batched_bot_spec, make_batched_bot
-from liars_env.batched import BatchedEnv, resolve_backend
-from liars_env.policy import (
+from liars_env.agents.policy import (
     CheckpointError,
     NetworkShape,
     PolicyNet,
@@ -49,8 +48,9 @@ from liars_env.policy import (
     sample_actions,
     transfer_weights,
 )
+from liars_env.batched import BatchedEnv, resolve_backend
+from liars_env.batched.threads import using_threads
 from liars_env.rules import PRESETS, RuleSet
-from liars_env.threads import using_threads
 from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
 from liars_train.config import (
     load_settings,
@@ -59,6 +59,7 @@ from liars_train.config import (
     require_non_negative,
     require_positive,
 )
+from liars_train.evaluation.policy_eval import bot_table, evaluate_policy
 from liars_train.league import (
     DEFAULT_GROUP_SHARES,
     League,
@@ -68,7 +69,6 @@ from liars_train.league import (
     member_from_spec,
     play_match,
 )
-from liars_train.policy_eval import bot_table, evaluate_policy
 from liars_train.reports import plot_learning_curve, progress_bar, tqdm_write, write_metrics
 
 
@@ -94,14 +94,14 @@ class Args:
     """Intra-op torch threads on the CPU for the engine, the bots, the rollouts and the
     evaluations (many small ops). 1, the default, stays fast when another process holds
     a core; 0 leaves torch's default (all cores: faster on an idle machine, 30–80× slower
-    on a busy one). See :mod:`liars_env.threads`."""
+    on a busy one). See :mod:`liars_env.batched.threads`."""
     learn_threads: int = 0
     """Intra-op threads for the PPO update (large matmuls); 0: the same as
     ``torch_threads``. 2 helps on an idle 2-core machine."""
     engine_backend: str = "auto"
     """How the training games are stepped (``BatchedEnv(backend=...)``): ``auto`` (numba's
     compiled loops on the CPU, torch ops on a GPU), ``numba`` or ``torch``. Both play the
-    same games for a seed; see :mod:`liars_env.fused`."""
+    same games for a seed; see :mod:`liars_env.batched.fused`."""
     total_steps: int = 2_000_000
     """Learner decisions to train for."""
     num_envs: int = 512
@@ -138,10 +138,10 @@ class Args:
     """Number of MLP layers."""
     bid_features: bool = True
     """Feed the network each bid's probability from its own dice (see
-    ``liars_env.policy.BidProbabilityFeatures``)."""
+    ``liars_env.agents.policy.BidProbabilityFeatures``)."""
     belief_features: bool = True
     """Feed the network what the round's bids say about the opponents' dice (see
-    ``liars_env.policy.BeliefFeatures``)."""
+    ``liars_env.agents.policy.BeliefFeatures``)."""
     self_play: float = 0.2
     """Share of games against the current policy itself; the rest draw a league member
     (see ``training/league.py``)."""
@@ -224,7 +224,7 @@ class Args:
     ``perudo`` model as the start of a ``perudo_palifico`` or ``perudo_calza`` one. The
     network's rule-derived tables (bid features, beliefs) are built for this config's
     rules; the policy head's rows follow the actions' meanings, and an exact call the
-    source lacks starts as a rarer challenge (:func:`liars_env.policy.transfer_weights`).
+    source lacks starts as a rarer challenge (:func:`liars_env.agents.policy.transfer_weights`).
     Off: other rules are a ``RulesMismatchError``."""
     progress: bool = True
     """Show a progress bar."""

@@ -9,7 +9,7 @@ draw from the batch's own torch generator, so they are compared with bluffs off)
   chance from the bot's own dice.
 * :class:`BatchedBayesBot` (``bayes``): tilted-binomial beliefs about each opponent.
 * :class:`BatchedBeliefBot` (``belief``): posteriors over each opponent's whole hand
-  (:class:`liars_env.belief.BeliefModel`).
+  (:class:`liars_env.agents.belief.BeliefModel`).
 
 :func:`make_batched_bot` builds any of them from a spec: a name, or a preset with some
 settings changed (``bayes:bluff_rate=0.2``), as for the scalar bots.
@@ -19,8 +19,15 @@ from __future__ import annotations
 
 import torch
 
+from liars_env.agents.belief import (
+    BeliefModel,
+    count_tails,
+    parse_observation,
+    tilted_match_distributions,
+)
 from liars_env.agents.probabilistic import BOT_PRESETS, TIE, ProbabilisticParams, bot_params
-from liars_env.array_rules import (
+from liars_env.batched import BatchedEnv, sample_legal
+from liars_env.batched.kernels import (
     face_counts,
     known_matches,
     own_bid_tails,
@@ -29,14 +36,7 @@ from liars_env.array_rules import (
     tails_per_bid,
     wild_faces,
 )
-from liars_env.batched import BatchedEnv, sample_legal
-from liars_env.belief import (
-    BeliefModel,
-    count_tails,
-    parse_observation,
-    tilted_match_distributions,
-)
-from liars_env.threads import using_threads
+from liars_env.batched.threads import using_threads
 
 BATCHED_BOT_NAMES = ("random", *BOT_PRESETS)
 """Bots that have a batched twin: ``random`` and every preset (each preset also with

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from liars_env.agents.base import PlayerView
-from liars_env.policy import load_policy, masked_probabilities
+from liars_env.agents.policy import load_policy, masked_probabilities
 from liars_env.rules import RuleSet
 
 

@@ -21,7 +21,7 @@ from math import lgamma, log
 import numpy as np
 
 from liars_env.agents.base import PlayerView
-from liars_env.agents.probability import (
+from liars_env.probability import (
     binomial_pmf,
     binomial_tail,
     count_pmf,
@@ -55,7 +55,7 @@ class ProbabilisticParams:
     (the bidder may only be following)."""
     bluff_floor: float = 1.0
     """``belief`` bot: weight the bidding model leaves for a bid its bidder did not
-    believe (see :mod:`liars_env.belief`); 1 means bids say nothing about hands."""
+    believe (see :mod:`liars_env.agents.belief`); 1 means bids say nothing about hands."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -325,7 +325,7 @@ class BayesianAgent(ProbabilisticAgent):
 class BeliefAgent(ProbabilisticAgent):
     """A probabilistic bot that weighs each opponent's possible hands by its bids.
 
-    The plain-numpy reference of :class:`liars_env.belief.BeliefModel` (same bidding
+    The plain-numpy reference of :class:`liars_env.agents.belief.BeliefModel` (same bidding
     model, same numbers): for every opponent, every multiset of its dice gets its
     multinomial prior times ``(ε + (1 − ε)·P(bid holds | that hand))·exp(λ·m)`` for each
     of its bids this round (``ε`` = ``params.bluff_floor``, ``λ`` = ``params.evidence``,

@@ -1,0 +1,10 @@
+"""People at the table: the terminal game (``liars-play``), the move parser, the web table.
+
+:mod:`~liars_env.play.terminal` (``liars-play``: a game in the terminal, or ``--web``),
+:mod:`~liars_env.play.moves` (typed moves such as ``"3 fives"`` or ``"liar"``) and
+:mod:`liars_env.play.web` (the browser table, recordings and ``liars-replay``).
+"""
+
+from liars_env.play.terminal import TerminalGame, main
+
+__all__ = ["TerminalGame", "main"]
