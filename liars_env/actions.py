@@ -2,13 +2,13 @@
 
 Ids, for ``Q = num_players × dice_per_player`` and ``F = faces``:
 
-=================  ====================================  ==========================
-id                 meaning                               example (Q=15, F=6)
-=================  ====================================  ==========================
-``0 … Q·F−1``      bid ``(q, f)`` at ``(q−1)·F + (f−1)``  ``bid (4, 2)`` → 19
-``Q·F``            challenge the previous bid            90
-``Q·F + 1``        exact call (``spot_on``/``calza``)    91 (only if enabled)
-=================  ====================================  ==========================
+=================  ======================================  ==========================
+id                 meaning                                 example (Q=15, F=6)
+=================  ======================================  ==========================
+``0 … Q·F−1``      bid ``(q, f)`` at ``(q−1)·F + (f−1)``   ``bid (4, 2)`` → 19
+``Q·F``            challenge the previous bid              90
+``Q·F + 1``        exact call (``spot_on``/``calza``)      91 (only if enabled)
+=================  ======================================  ==========================
 
 Bids are ordered by quantity, then face, so among ordinary faces a
 ``quantity_or_face`` raise is exactly a larger id. The codec also builds, once per rule

@@ -69,3 +69,31 @@ def run_page(page: Path, namespace: dict, env: dict) -> None:
 def test_readme_python_example_runs():
     (code,) = [c for kind, c in blocks(ROOT / "README.md") if kind == "python"]
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102
+
+
+def test_the_docs_site_builds_with_every_reference_resolved(tmp_path):
+    """``sphinx-build -W``: a broken link or cross reference, a page left out of the
+    table of contents or a docstring that does not parse fails the build."""
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html"]
+        + [str(ROOT / "docs"), str(tmp_path / "site")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "site" / "api" / "solver.html").stat().st_size > 20_000
+
+
+def test_the_docs_site_build_fails_on_a_broken_reference(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    page = docs / "layout.md"
+    page.write_text(page.read_text() + "\nSee [the missing page](missing.md).\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(docs), str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode != 0 and "missing.md" in result.stderr, result.stderr

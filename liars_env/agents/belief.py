@@ -22,7 +22,7 @@ matches, which are independent given the public bids.
 id the probability that it holds at a reveal. It serves both the ``belief`` bot (in
 :mod:`liars_env.agents.batched`) and the policy network's belief features
 (:class:`liars_env.agents.policy.PolicyNet`). Its plain-numpy twin, used as the readable
-reference and in the differential tests, is :class:`liars_env.agents.belief.BeliefAgent`.
+reference and in the differential tests, is :class:`~liars_env.agents.probabilistic.BeliefAgent`.
 
 The tilted-binomial posteriors of the ``bayes`` bot (:func:`tilted_match_distributions`)
 share the last step (:func:`count_tails`).

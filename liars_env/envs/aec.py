@@ -49,7 +49,7 @@ never changed after ``last()`` returned them):
   (``illegal_action="penalize"``; the reason is :attr:`raw_env.last_illegal`).
 
 The whole reveal (every hand, the count, losers, next opener) is
-:attr:`raw_env.last_round` (a dict, agent names) and :attr:`raw_env.last_result` (the
+:attr:`raw_env.last_round` (a dict, agent names) and ``raw_env.last_result`` (the
 engine's :class:`~liars_env.engine.RoundResult`); ``rich_info=True`` also puts that dict
 in ``infos[agent]["round_result"]`` at each reveal (variable-length: not for fixed-shape
 buffers).

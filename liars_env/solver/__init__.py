@@ -22,7 +22,7 @@ Conventions:
 * Seats are relabelled by role: role 0 opens the round, role 1 responds. Every rule is
   the same for both seats with two players, so a round state needs no seat.
 * The first opener of a real game is a uniformly random seat (``shared/RULES.md``). The
-  reported :attr:`Solution.value` is the expected return of the player who opens the
+  reported ``Solution.value`` is the expected return of the player who opens the
   first round; the other player gets its negative, and a seat's value before the
   opener is drawn is 0.
 * Exploitability is NashConv / 2: the mean over both seats of what a best response gains

@@ -340,7 +340,7 @@ class LiarsEnvObserver:
         self.dict = {"observation": self.tensor}
 
     def set_from(self, state: LiarsEnvState, player: int) -> None:
-        """Fills :attr:`tensor` for ``player``."""
+        """Fills ``tensor`` for ``player``."""
         self.tensor.fill(0.0)
         es = state._play.engine_state
         if es is None:
