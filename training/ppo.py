@@ -45,6 +45,7 @@ from liars_env.agents.policy import (
     build_meta,
     load_policy,
     masked_entropy,
+    masked_kl,
     sample_actions,
     transfer_weights,
 )
@@ -124,6 +125,29 @@ class Args:
     """PPO ratio clip."""
     ent_coef: float = 0.01
     """Entropy bonus (over legal actions)."""
+    magnet_coef: float = 0.0
+    """α of magnetic mirror descent (Sokota et al., 2023): the loss gets
+    ``α_t · KL(π_θ ‖ ρ)`` over the legal actions, pulling the policy toward the magnet
+    ``ρ`` (see ``magnet``; ``α_t`` follows ``magnet_schedule``). 0: off. See
+    docs/training.md, "Regularized self-play"."""
+    magnet: str = "uniform"
+    """The magnet ``ρ``: ``uniform`` (uniform over the legal actions; the term is then
+    ``α·(log n_legal − entropy)``, an entropy bonus) or ``ema`` (the policy of an
+    exponential moving average of the network's own parameters, ``magnet_ema_rate``)."""
+    magnet_ema_rate: float = 0.05
+    """For ``magnet: ema``: after each update the magnet's parameters move this share of
+    the way to the policy's, ``θ_ρ ← (1 − rate)·θ_ρ + rate·θ``; in (0, 1] (1: the
+    magnet is the policy of the previous update)."""
+    magnet_schedule: str = "constant"
+    """How ``α_t`` changes over the run (``u`` updates done of ``U``): ``constant``
+    (``α``), ``linear`` (``α·(1 − u/U)``, 0 at the end) or ``power``
+    (``α·(1 + u)^(−magnet_power)``, MMD's ``1/√t`` with the default power)."""
+    magnet_power: float = 0.5
+    """Exponent of the ``power`` schedule; > 0."""
+    kl_coef: float = 0.0
+    """β: weight of ``KL(π_θ ‖ π_old)``, the KL to the policy that played the rollout
+    (MMD's proximal term), estimated on the rollout's actions as
+    ``E[r·log r − (r − 1)]`` with ``r = π_θ(a)/π_old(a)``. 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -292,8 +316,24 @@ def validate(args: Args) -> None:
             "exploiter_learning_rate",
             "pool_size",
             "exploiter_every",
+            "ent_coef",
+            "magnet_coef",
+            "kl_coef",
         ),
     )
+    if args.magnet not in MAGNETS:
+        raise ValueError(
+            f"magnet: unknown magnet {args.magnet!r}; expected one of {', '.join(MAGNETS)}"
+        )
+    if args.magnet_schedule not in MAGNET_SCHEDULES:
+        raise ValueError(
+            f"magnet_schedule: unknown schedule {args.magnet_schedule!r}; expected one of "
+            f"{', '.join(MAGNET_SCHEDULES)}"
+        )
+    if not 0.0 < args.magnet_ema_rate <= 1.0:
+        raise ValueError(f"magnet_ema_rate must lie in (0, 1], got {args.magnet_ema_rate!r}")
+    if not args.magnet_power > 0:
+        raise ValueError(f"magnet_power must be > 0, got {args.magnet_power!r}")
     if (args.num_envs * args.num_steps) % args.num_minibatches:
         raise ValueError(
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
@@ -331,6 +371,103 @@ def validate(args: Args) -> None:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {args.device!r} asked for, but torch sees no CUDA device")
     resolve_backend(args.engine_backend, device)
+
+
+MAGNETS = ("uniform", "ema")
+"""Values of :attr:`Args.magnet`."""
+MAGNET_SCHEDULES = ("constant", "linear", "power")
+"""Values of :attr:`Args.magnet_schedule`."""
+
+
+def magnet_weight(args: Args, update: int, num_updates: int) -> float:
+    """``α_t``, the magnet term's weight at update ``update`` of ``num_updates``.
+
+    Example:
+        >>> args = Args(magnet_coef=0.2, magnet_schedule="linear")
+        >>> magnet_weight(args, 0, 4), magnet_weight(args, 3, 4)
+        (0.2, 0.05)
+        >>> magnet_weight(Args(magnet_coef=0.2, magnet_schedule="power"), 3, 4)
+        0.1
+    """
+    if args.magnet_schedule == "linear":
+        return args.magnet_coef * (1.0 - update / num_updates)
+    if args.magnet_schedule == "power":
+        return args.magnet_coef * (1.0 + update) ** -args.magnet_power
+    return args.magnet_coef
+
+
+def ppo_loss(
+    args: Args,
+    logits: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor,
+    actions: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    returns: torch.Tensor,
+    magnet_logits: torch.Tensor | None = None,
+    alpha: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The loss of one minibatch: clipped surrogate, value, entropy and the MMD terms.
+
+    ``loss = pg − ent_coef·H + vf_coef·v + α·KL(π_θ ‖ ρ) + kl_coef·KL(π_θ ‖ π_old)``; a
+    term whose weight is 0 is not computed, so with ``α = kl_coef = 0`` this is PPO's
+    loss exactly.
+
+    Args:
+        args: The settings (``clip_coef``, ``ent_coef``, ``vf_coef``, ``kl_coef``).
+        logits: The policy's masked logits, ``(B, A)``.
+        value: The value head, ``(B,)``.
+        mask: Legal actions, ``(B, A)`` bool.
+        actions: The rollout's actions, ``(B,)``.
+        old_logp: Their log-probabilities under the policy that played them.
+        advantages: Normalized advantages.
+        returns: Value targets.
+        magnet_logits: The magnet's masked logits (``None``: the uniform magnet).
+        alpha: ``α_t``, the magnet term's weight now.
+
+    Returns:
+        The loss and its terms (``pg``, ``value``, ``entropy``, ``approx_kl``,
+        ``ratio``; ``magnet_kl`` and ``prev_kl`` where computed).
+    """
+    logp_all = torch.log_softmax(logits, -1)
+    new_logp = logp_all.gather(1, actions[:, None]).squeeze(1)
+    log_ratio = new_logp - old_logp
+    ratio = log_ratio.exp()
+    pg_loss = torch.max(
+        -advantages * ratio, -advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+    ).mean()
+    v_loss = 0.5 * ((value - returns) ** 2).mean()
+    entropy = masked_entropy(logits, mask).mean()
+    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+    terms = {"pg": pg_loss, "value": v_loss, "entropy": entropy, "ratio": ratio}
+    with torch.no_grad():
+        terms["approx_kl"] = ((ratio - 1) - log_ratio).mean()
+    if alpha:
+        magnet_kl = masked_kl(logits, magnet_logits, mask).mean()
+        loss = loss + alpha * magnet_kl
+        terms["magnet_kl"] = magnet_kl
+    if args.kl_coef:
+        prev_kl = (ratio * log_ratio - (ratio - 1)).mean()
+        loss = loss + args.kl_coef * prev_kl
+        terms["prev_kl"] = prev_kl
+    return loss, terms
+
+
+@torch.no_grad()
+def follow_ema(magnet: nn.Module, policy: nn.Module, rate: float) -> None:
+    """Moves ``magnet``'s parameters ``rate`` of the way to ``policy``'s (an EMA step).
+
+    Example:
+        >>> a, b = nn.Linear(1, 1), nn.Linear(1, 1)
+        >>> with torch.no_grad():
+        ...     _ = a.weight.fill_(0.0), b.weight.fill_(1.0)
+        >>> follow_ema(a, b, 0.25)
+        >>> a.weight.item()
+        0.25
+    """
+    for mine, theirs in zip(magnet.parameters(), policy.parameters(), strict=True):
+        mine.lerp_(theirs, rate)
 
 
 def game_rules(args: Args) -> RuleSet:
@@ -414,6 +551,9 @@ class Trainer:
                 )
             self.policy.load_state_dict(init.state_dict())
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=args.learning_rate, eps=1e-5)
+        self.magnet_net = (
+            frozen_copy(self.policy) if args.magnet_coef and args.magnet == "ema" else None
+        )
         self.np_rng = np.random.default_rng(args.seed)
         self.generator = torch.Generator(device=self.device).manual_seed(args.seed)
         self.league = League(
@@ -666,6 +806,8 @@ class Trainer:
         b_teach = teach_buf.reshape(-1) if teaching else None
         minibatch = self.batch_size // args.num_minibatches
         clipfracs, teacher_losses, agreement = [], [], []
+        extra: dict[str, list[float]] = {}
+        alpha = magnet_weight(args, self.update, self.num_updates)
         for _ in range(args.update_epochs):
             order = torch.randperm(self.batch_size, device=self.device, generator=self.generator)
             for start in range(0, self.batch_size, minibatch):
@@ -676,21 +818,30 @@ class Trainer:
                 ):
                     logits, value = self.policy(b_obs[idx], b_mask[idx], feats)
                 logits, value = logits.float(), value.float()
-                logp_all = torch.log_softmax(logits, -1)
-                new_logp = logp_all.gather(1, b_act[idx, None]).squeeze(1)
-                log_ratio = new_logp - b_logp[idx]
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                magnet_logits = None
+                if alpha and self.magnet_net is not None:
+                    with torch.no_grad():
+                        magnet_logits, _ = self.magnet_net(b_obs[idx], b_mask[idx], feats)
                 adv = b_adv[idx]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                v_loss = 0.5 * ((value - b_ret[idx]) ** 2).mean()
-                entropy = masked_entropy(logits, b_mask[idx]).mean()
-                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                loss, terms = ppo_loss(
+                    args,
+                    logits,
+                    value,
+                    b_mask[idx],
+                    b_act[idx],
+                    b_logp[idx],
+                    adv,
+                    b_ret[idx],
+                    magnet_logits,
+                    alpha,
+                )
+                with torch.no_grad():
+                    ratio = terms["ratio"]
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    for key in ("magnet_kl", "prev_kl"):
+                        if key in terms:
+                            extra.setdefault(key, []).append(terms[key].item())
                 if b_teach is not None:
                     imitation = nn.functional.cross_entropy(logits, b_teach[idx])
                     loss = loss + teaching * imitation
@@ -700,6 +851,8 @@ class Trainer:
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.policy.parameters(), args.max_grad_norm)
                 self.optimizer.step()
+        if self.magnet_net is not None:
+            follow_ema(self.magnet_net, self.policy, args.magnet_ema_rate)
         var_y = b_ret.var()
         explained = float("nan") if var_y == 0 else float(1 - (b_ret - b_val).var() / var_y)
         teacher_stats = (
@@ -711,12 +864,16 @@ class Trainer:
             if b_teach is not None
             else {}
         )
+        magnet_stats = {key: float(np.mean(values)) for key, values in extra.items()}
+        if args.magnet_coef:
+            magnet_stats["magnet_weight"] = alpha
         return {
             **teacher_stats,
-            "policy_loss": pg_loss.item(),
-            "value_loss": v_loss.item(),
-            "entropy": entropy.item(),
-            "approx_kl": approx_kl.item(),
+            **magnet_stats,
+            "policy_loss": terms["pg"].item(),
+            "value_loss": terms["value"].item(),
+            "entropy": terms["entropy"].item(),
+            "approx_kl": terms["approx_kl"].item(),
             "clipfrac": float(np.mean(clipfracs)),
             "explained_variance": explained,
             "learning_rate": self.optimizer.param_groups[0]["lr"],
@@ -741,6 +898,8 @@ class Trainer:
             seed=args.seed + 1000 + k,
             dice_shaping=args.exploiter_dice_shaping,
             teacher="",
+            magnet_coef=0.0,  # a best response is not regularized
+            kl_coef=0.0,
             self_play=0.0,
             league=[],
             pool_size=0,
@@ -868,6 +1027,8 @@ class Trainer:
             "history": json.dumps(self.history),
             "episode_returns": torch.tensor(self.episode_returns[-1000:]),
         }
+        if self.magnet_net is not None:
+            state["magnet"] = self.magnet_net.state_dict()
         return save_run_checkpoint(
             self.ckpt_dir, name, self.policy, meta, state, keep=self.args.keep_checkpoints
         )
@@ -887,6 +1048,12 @@ class Trainer:
         self.np_rng.bit_generator.state = json.loads(state["np_rng"])
         self.history = json.loads(state["history"])
         self.episode_returns = state["episode_returns"].tolist()
+        if self.magnet_net is not None:
+            if "magnet" in state:
+                self.magnet_net.load_state_dict(state["magnet"])
+            else:  # the run was started without an EMA magnet: it starts here
+                self.magnet_net.load_state_dict(self.policy.state_dict())
+                print("magnet: ema starts from the resumed policy (none was saved)")
         if not self.args.anneal_lr:  # a learning rate set on resume wins over the saved one
             self.optimizer.param_groups[0]["lr"] = self.args.learning_rate
         print(f"resumed {path} at update {self.update}, step {self.global_step}")

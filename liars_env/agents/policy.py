@@ -279,6 +279,34 @@ def masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return -(logp.exp() * logp).masked_fill(~mask, 0.0).sum(-1)
 
 
+def masked_kl(
+    logits: torch.Tensor, magnet_logits: torch.Tensor | None, mask: torch.Tensor
+) -> torch.Tensor:
+    """``KL(π ‖ ρ)`` over the legal actions, per row: ``Σ π(a)·(log π(a) − log ρ(a))``.
+
+    Args:
+        logits: The policy's logits (illegal actions masked), ``(B, A)``.
+        magnet_logits: The magnet's logits, masked the same way; ``None``: the uniform
+            policy over the legal actions, for which the KL is ``log n_legal − entropy``.
+        mask: Legal actions, ``(B, A)`` bool.
+
+    Example:
+        >>> logits = torch.tensor([[0.0, 0.0, -1e9]])
+        >>> mask = torch.tensor([[True, True, False]])
+        >>> round(masked_kl(logits, None, mask).item(), 6)
+        0.0
+        >>> magnet = torch.tensor([[0.0, 2.0, -1e9]])
+        >>> masked_kl(logits, magnet, mask).item() > 0
+        True
+    """
+    logp = torch.log_softmax(logits, dim=-1)
+    if magnet_logits is None:
+        log_rho = -mask.sum(-1, keepdim=True).clamp_min(1).to(logp.dtype).log()
+    else:
+        log_rho = torch.log_softmax(magnet_logits, dim=-1)
+    return (logp.exp() * (logp - log_rho)).masked_fill(~mask, 0.0).sum(-1)
+
+
 def sample_actions(
     logits: torch.Tensor, generator: torch.Generator | None = None, greedy: bool = False
 ) -> torch.Tensor:
