@@ -25,8 +25,10 @@ def test_a_shipped_model_loads_plays_and_has_its_card(folder):
     # ~1,700 inputs × 256 floats (1.7 MB)
     assert size < 3 * 1024 * 1024, f"{folder.name} is {size} bytes"
     card = (folder / "card.md").read_text()
-    for section in ("## Training history", "## Against every bot", "liars-exploit"):
-        assert section in card, section
+    for section in ("## How to use", "## Training", "## Evaluation", "## Limitations"):
+        assert f"\n{section}\n" in card, section
+    assert "liars-exploit" in card
+    assert (folder / "eval.json").is_file()
     rules = RuleSet.from_dict(json.loads((folder / "meta.json").read_text())["rules"])
     assert_plays_legal_moves(folder, rules)
 
