@@ -111,6 +111,13 @@ def main() -> None:
             f"  reaching {target:.6f}: ours {ours:.2f}s vs OpenSpiel {theirs[-1][1]:.2f}s, "
             f"{row['speedup_cfr+']:.0f}x faster by CFR+, {row['speedup_lp']:.0f}x by the LP"
         )
+        same = {it: (sec, expl) for it, sec, expl, _ in curve}.get(theirs[-1][0])
+        if same is not None:
+            row["same_iterations"] = [theirs[-1][0], same[0], same[1]]
+            print(
+                f"  at {theirs[-1][0]} iterations: exploitability {same[1]:.6f} (OpenSpiel "
+                f"{target:.6f}) in {same[0]:.2f}s, {theirs[-1][1] / same[0]:.0f}x faster"
+            )
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2))
 
