@@ -36,6 +36,8 @@ from liars_env.rules import (
     bid_cap,
     bid_violation,
     count_matches,
+    dice_lost,
+    fixed_first_opener,
     is_palifico_round,
     settle_call,
 )
@@ -154,7 +156,7 @@ class RoundResult:
         counted_seats: Seats whose dice were counted (only the bidder's for ``individual``).
         count: Matching dice.
         palifico: Whether the round was palifico (ones not wild).
-        losers: Seats that lost a die.
+        losers: Seats that lost a die (all their dice under ``single_round``).
         gainers: Seats that regained a die (calza).
         eliminated: Seats that lost their last die.
         dice_left: Dice per seat after the call.
@@ -211,7 +213,8 @@ class LiarsDiceGame:
             dice: Faces per seat for the first round (default: rolled).
             dice_left: Starting dice per seat (default: ``dice_per_player`` each), for
                 endgame scenarios; 0 marks a seat that is already out.
-            first_player: Seat of the first opener (default: a seeded random active seat).
+            first_player: Seat of the first opener (default: as ``rules.first_opener``
+                says: a seeded random active seat, or ``player_0``).
 
         Raises:
             ValueError: for options that do not fit the rules, naming the bad value.
@@ -241,7 +244,12 @@ class LiarsDiceGame:
                 raise ValueError(f"first_player {first_player} has no dice (dice_left={dice_left})")
         if dice is not None:
             dice = self._check_dice(dice, dice_left)
-        opener = first_player if first_player is not None else int(rng.choice(active))
+        if first_player is not None:
+            opener = first_player
+        else:
+            opener = fixed_first_opener(rules, dice_left)
+            if opener is None:
+                opener = int(rng.choice(active))
         state = GameState(
             dice=[[] for _ in range(n)],
             dice_left=dice_left,
@@ -420,7 +428,7 @@ class LiarsDiceGame:
             caller_dice=dice_left[caller],
         )
         for seat in outcome.losers:
-            dice_left[seat] -= 1
+            dice_left[seat] -= dice_lost(rules, dice_left[seat])
         for seat in outcome.gainers:
             dice_left[seat] += 1
         eliminated = tuple(s for s in outcome.losers if dice_left[s] == 0)

@@ -1,7 +1,8 @@
 """Exact probabilities of bids from one player's point of view.
 
 A die that the viewer cannot see matches face ``f`` with probability ``1/F``, or ``2/F``
-when wild ones are in force and ``f`` is not 1 (never in a palifico round). The number
+when a wild face is in force and ``f`` is not that face (never in a palifico round; the
+wild face is 1, or F under ``wild_face="highest"``). The number
 of matches among ``u`` unseen dice is Binomial(``u``, p); adding the viewer's own
 matches gives the distribution of the count at a reveal.
 """
@@ -24,7 +25,7 @@ def match_probability(rules: RuleSet, face: int, *, palifico: bool) -> float:
         >>> [round(match_probability(perudo, 4, palifico=p), 4) for p in (False, True)]
         [0.3333, 0.1667]
     """
-    wild = face != 1 and rules.ones_wild and not palifico
+    wild = face != rules.wild_die and rules.ones_wild and not palifico
     return (2 if wild else 1) / rules.faces
 
 

@@ -4,9 +4,10 @@ Every rule of ``shared/RULES.md`` lives here exactly once:
 
 * which bids are legal (:func:`is_legal_bid`),
 * how dice are counted at a reveal (:func:`count_matches`),
-* who loses or gains a die after a call (:func:`settle_call`),
+* who loses or gains a die after a call (:func:`settle_call`, :func:`dice_lost`),
 * which rounds are palifico (:func:`is_palifico_round`),
-* how many dice a bid may claim (:func:`bid_cap`).
+* how many dice a bid may claim (:func:`bid_cap`),
+* who opens a game (:func:`fixed_first_opener`).
 
 The module imports only the standard library so that engines, bots, the batched engine
 and tests can all build on it. Bids are ``(quantity, face)`` tuples of ints.
@@ -20,10 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-ONES_MODES = ("natural", "wild", "wild_convertible")
+ONES_MODES = ("natural", "wild", "wild_convertible", "wild_biddable")
 RAISE_RULES = ("no_decrease", "quantity_or_face")
 EXACT_CALLS = ("none", "spot_on", "calza")
 HANDS = ("common", "individual")
+WILD_FACES = ("one", "highest")
+FIRST_OPENERS = ("random", "player_0")
 
 Bid = tuple[int, int]
 
@@ -37,7 +40,10 @@ _CHOICES = {
     "raise_rule": RAISE_RULES,
     "exact_call": EXACT_CALLS,
     "hand": HANDS,
+    "wild_face": WILD_FACES,
+    "first_opener": FIRST_OPENERS,
 }
+_FLAGS = ("bid_cap", "palifico", "single_round")
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,10 @@ class RuleSet:
     faces: int = 6
     """Faces per die, 2–9 (small values make tiny solvable games)."""
     ones: str = "wild_convertible"
-    """``natural`` (ordinary face), ``wild`` (wild, never bid), ``wild_convertible`` (Perudo)."""
+    """How the wild face plays (face 1 unless ``wild_face`` says otherwise): ``natural``
+    (an ordinary face, nothing wild), ``wild`` (wild, never bid), ``wild_convertible``
+    (Perudo: wild, bid through conversions) or ``wild_biddable`` (wild, and bid like any
+    other face, opening bid included)."""
     raise_rule: str = "quantity_or_face"
     """``no_decrease`` (neither number drops, one rises) or ``quantity_or_face``."""
     bid_cap: bool = True
@@ -75,6 +84,15 @@ class RuleSet:
     """``none``, ``spot_on`` (others lose a die when right) or ``calza`` (caller regains one)."""
     hand: str = "common"
     """``common`` (bids are about all dice) or ``individual`` (only the bidder's dice)."""
+    wild_face: str = "one"
+    """Which face the ``ones`` option is about: ``one`` (face 1) or ``highest`` (face F,
+    as in OpenSpiel's ``liars_dice``). No effect with ``ones="natural"``."""
+    single_round: bool = False
+    """If true, the game is one round: the loser of the first call loses all its dice
+    and the other player wins (2 players, and no ``calza``)."""
+    first_opener: str = "random"
+    """Who opens a game's first round: ``random`` (a seeded uniform draw) or
+    ``player_0``."""
 
     def __post_init__(self) -> None:
         for name, (lo, hi) in _RANGES.items():
@@ -87,10 +105,20 @@ class RuleSet:
                 raise ValueError(
                     f"RuleSet.{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}"
                 )
-        for name in ("bid_cap", "palifico"):
+        for name in _FLAGS:
             value = getattr(self, name)
             if type(value) is not bool:
                 raise ValueError(f"RuleSet.{name} must be True or False, got {value!r}")
+        if self.single_round and self.num_players != 2:
+            raise ValueError(
+                "RuleSet.single_round=True needs num_players=2 (the first call ends the "
+                f"game with one winner), got num_players={self.num_players}"
+            )
+        if self.single_round and self.exact_call == "calza":
+            raise ValueError(
+                "RuleSet.single_round=True needs a call that always has a loser: "
+                "exact_call 'none' or 'spot_on', got 'calza'"
+            )
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -133,8 +161,9 @@ class RuleSet:
         if _preset is not None and _preset in PRESET_PLAYERS:
             lo, hi = PRESET_PLAYERS[_preset]
             if not lo <= rules.num_players <= hi:
+                players = f"{lo}" if lo == hi else f"{lo}–{hi}"
                 raise ValueError(
-                    f"preset {_preset!r} is written for {lo}–{hi} players, got "
+                    f"preset {_preset!r} is written for {players} players, got "
                     f"num_players={rules.num_players}; build RuleSet(...) directly for "
                     "other table sizes"
                 )
@@ -152,8 +181,18 @@ class RuleSet:
 
     @property
     def ones_wild(self) -> bool:
-        """Whether ones are wild in ordinary (non-palifico) rounds."""
+        """Whether the wild face (:attr:`wild_die`) is wild in ordinary (non-palifico) rounds."""
         return self.ones != "natural"
+
+    @property
+    def wild_die(self) -> int:
+        """The face the ``ones`` option is about: 1, or ``faces`` with ``wild_face="highest"``.
+
+        Example:
+            >>> RuleSet().wild_die, RuleSet.preset("openspiel_liars_dice", faces=4).wild_die
+            (1, 4)
+        """
+        return self.faces if self.wild_face == "highest" else 1
 
 
 def _check_field_names(fields: Mapping[str, Any]) -> None:
@@ -175,6 +214,19 @@ _PERUDO = RuleSet(
 )
 _SANFORD = RuleSet(ones="natural", raise_rule="no_decrease", bid_cap=True)
 _COMMON_HAND = RuleSet(ones="wild", raise_rule="quantity_or_face", bid_cap=True)
+_OPENSPIEL = RuleSet(
+    num_players=2,
+    dice_per_player=1,
+    faces=6,
+    ones="wild_biddable",
+    wild_face="highest",
+    raise_rule="quantity_or_face",
+    bid_cap=True,
+    palifico=False,
+    exact_call="none",
+    single_round=True,
+    first_opener="player_0",
+)
 
 PRESETS: dict[str, RuleSet] = {
     "perudo": _PERUDO,
@@ -188,13 +240,16 @@ PRESETS: dict[str, RuleSet] = {
     "common_hand_spot_on": dataclasses.replace(_COMMON_HAND, exact_call="spot_on"),
     "ones_not_wild": dataclasses.replace(_COMMON_HAND, ones="natural"),
     "individual_hand": dataclasses.replace(_COMMON_HAND, hand="individual"),
+    "openspiel_liars_dice": _OPENSPIEL,
 }
-"""Every preset of RULES.md, by name, at its default table size of 3 players."""
+"""Every preset of RULES.md, by name, at its default table size: 3 players, but 2 players
+with 1 die of 6 faces for ``openspiel_liars_dice`` (the defaults of OpenSpiel's game)."""
 
 PRESET_PLAYERS: dict[str, tuple[int, int]] = {
-    name: (3, 5) for name in PRESETS if name.startswith("sanford")
+    **{name: (3, 5) for name in PRESETS if name.startswith("sanford")},
+    "openspiel_liars_dice": (2, 2),
 }
-"""Player-count ranges of presets whose source guide names one (seed 001: 3–5)."""
+"""Player-count ranges of presets whose source names one (seed 001: 3–5; OpenSpiel: 2)."""
 
 PRESET_SOURCES: dict[str, str] = {
     "perudo": "seeds 000, 004 (Perudo ordinary rounds)",
@@ -208,6 +263,8 @@ PRESET_SOURCES: dict[str, str] = {
     "common_hand_spot_on": "seed 002 spot-on variant",
     "ones_not_wild": "seed 002 ones-not-wild variant",
     "individual_hand": "seed 002 individual-hand variant",
+    "openspiel_liars_dice": 'OpenSpiel\'s pyspiel.load_game("liars_dice", {"numdice": D, '
+    '"dice_sides": F})',
 }
 
 
@@ -265,26 +322,28 @@ def bid_violation(
         if quantity <= previous[0]:
             return "palifico round: only the quantity may rise"
         return None
-    if face == 1 and rules.ones == "wild":
-        return "ones are wild and may not be bid"
+    wild = rules.wild_die
+    if face == wild and rules.ones == "wild":
+        return f"{wild_name(rules)} are wild and may not be bid"
     if previous is None:
-        if face == 1 and rules.ones == "wild_convertible":
-            return "the opening bid may not name ones"
+        if face == wild and rules.ones == "wild_convertible":
+            return f"the opening bid may not name {wild_name(rules)}"
         return None
     prev_quantity, prev_face = previous
-    if rules.ones == "wild_convertible" and 1 in (face, prev_face):
-        if prev_face != 1:
+    if rules.ones == "wild_convertible" and wild in (face, prev_face):
+        name = wild_name(rules)
+        if prev_face != wild:
             need = math.ceil(prev_quantity / 2)
             if quantity < need:
-                return f"conversion to ones needs at least ceil({prev_quantity}/2) = {need}"
+                return f"conversion to {name} needs at least ceil({prev_quantity}/2) = {need}"
             return None
-        if face == 1:
+        if face == wild:
             if quantity <= prev_quantity:
-                return "a bid on ones must raise the quantity of ones"
+                return f"a bid on {name} must raise the quantity of {name}"
             return None
         need = 2 * prev_quantity + 1
         if quantity < need:
-            return f"conversion from ones needs at least 2×{prev_quantity}+1 = {need}"
+            return f"conversion from {name} needs at least 2×{prev_quantity}+1 = {need}"
         return None
     if rules.raise_rule == "no_decrease":
         if quantity < prev_quantity or face < prev_face:
@@ -295,6 +354,16 @@ def bid_violation(
     if quantity > prev_quantity or (quantity == prev_quantity and face > prev_face):
         return None
     return "raise a higher quantity, or the same quantity with a higher face"
+
+
+def wild_name(rules: RuleSet) -> str:
+    """The wild face in words, for messages: ``"ones"``, or e.g. ``"6s"`` when F is wild.
+
+    Example:
+        >>> wild_name(RuleSet()), wild_name(RuleSet.preset("openspiel_liars_dice"))
+        ('ones', '6s')
+    """
+    return "ones" if rules.wild_die == 1 else f"{rules.wild_die}s"
 
 
 def bid_cap(rules: RuleSet, dice_left: Sequence[int], bidder: int) -> int:
@@ -310,6 +379,25 @@ def bid_cap(rules: RuleSet, dice_left: Sequence[int], bidder: int) -> int:
     return sum(dice_left)
 
 
+def fixed_first_opener(rules: RuleSet, dice_left: Sequence[int]) -> int | None:
+    """The seat that opens a game under ``first_opener="player_0"``, else ``None``.
+
+    ``None`` means a seeded uniform draw among the seats holding dice. Under
+    ``player_0`` it is seat 0, or the first seat clockwise from it that holds dice (for
+    games started with a ``dice_left`` that leaves seat 0 out).
+
+    Example:
+        >>> fixed_first_opener(RuleSet(), [5, 5, 5]) is None
+        True
+        >>> rules = RuleSet.preset("openspiel_liars_dice")
+        >>> fixed_first_opener(rules, [1, 1]), fixed_first_opener(rules, [0, 1])
+        (0, 1)
+    """
+    if rules.first_opener == "random":
+        return None
+    return next(seat for seat, n in enumerate(dice_left) if n > 0)
+
+
 def is_palifico_round(rules: RuleSet, opener_dice: int, opener_has_had_palifico: bool) -> bool:
     """Whether a round is palifico (convention of RULES.md).
 
@@ -321,10 +409,17 @@ def is_palifico_round(rules: RuleSet, opener_dice: int, opener_has_had_palifico:
 
 # ------------------------------------------------------------------------ reveals
 def counts_as_match(rules: RuleSet, die: int, face: int, *, palifico: bool) -> bool:
-    """Whether one die counts toward a bid on ``face`` at a reveal."""
+    """Whether one die counts toward a bid on ``face`` at a reveal.
+
+    Example:
+        >>> rules = RuleSet.preset("openspiel_liars_dice", faces=4)  # 4s are wild
+        >>> [counts_as_match(rules, die, 2, palifico=False) for die in (1, 2, 4)]
+        [False, True, True]
+    """
     if die == face:
         return True
-    return die == 1 and face != 1 and rules.ones_wild and not palifico
+    wild = rules.wild_die
+    return die == wild and face != wild and rules.ones_wild and not palifico
 
 
 def count_matches(
@@ -338,10 +433,11 @@ def count_matches(
         >>> [count_matches(perudo, hands, face, palifico=False) for face in (4, 1)]
         [5, 2]
     """
-    wild = face != 1 and rules.ones_wild and not palifico
+    wild_die = rules.wild_die
+    wild = face != wild_die and rules.ones_wild and not palifico
     total = 0
     for hand in dice:
-        total += hand.count(face) + (hand.count(1) if wild else 0)
+        total += hand.count(face) + (hand.count(wild_die) if wild else 0)
     return total
 
 
@@ -355,6 +451,18 @@ def loser_reward(num_players: int) -> float:
         -0.5
     """
     return -1.0 / (num_players - 1)
+
+
+def dice_lost(rules: RuleSet, dice: int) -> int:
+    """Dice a seat holding ``dice`` loses when it loses a call (or a right ``spot_on``).
+
+    One die; all of them (the seat is out, and the game over) with ``single_round``.
+
+    Example:
+        >>> dice_lost(RuleSet(), 3), dice_lost(RuleSet.preset("openspiel_liars_dice"), 3)
+        (1, 3)
+    """
+    return dice if rules.single_round else 1
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,13 @@ def enumerate_pmf(rules, face, own, unseen, palifico):
     return pmf / rules.faces**unseen
 
 
-@pytest.mark.parametrize("preset", ["perudo", "sanford", "sanford_wild", "ones_not_wild"])
+@pytest.mark.parametrize(
+    "preset", ["perudo", "sanford", "sanford_wild", "ones_not_wild", "openspiel_liars_dice"]
+)
 @pytest.mark.parametrize("face", [1, 2, 4])
 @pytest.mark.parametrize("palifico", [False, True])
 def test_count_pmf_matches_exact_enumeration(preset, face, palifico):
-    rules = RuleSet.preset(preset, faces=4)
+    rules = RuleSet.preset(preset, faces=4)  # openspiel_liars_dice: 4s are wild
     own = (1, 2, 2)
     for unseen in range(0, 5):
         expected = enumerate_pmf(rules, face, own, unseen, palifico)

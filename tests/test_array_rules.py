@@ -28,13 +28,27 @@ from liars_env.rules import (
     bid_cap,
     count_matches,
     counts_as_match,
+    fixed_first_opener,
     is_palifico_round,
     settle_call,
 )
 
-NAMES = sorted(PRESETS)
+RULES = {
+    **PRESETS,
+    # the wild face moved to the highest face, under every way of playing it
+    "perudo, wild 6s": PRESETS["perudo"].with_options(wild_face="highest"),
+    "sanford_wild, wild 6s": PRESETS["sanford_wild"].with_options(wild_face="highest"),
+    "common_hand_spot_on, wild 6s, one round": PRESETS["common_hand_spot_on"].with_options(
+        num_players=2, wild_face="highest", single_round=True
+    ),
+    "openspiel_liars_dice 2x3": PRESETS["openspiel_liars_dice"].with_options(
+        dice_per_player=2, faces=3
+    ),
+}
+"""Every preset, and variants of the wild face and of one-round games."""
+NAMES = sorted(RULES)
 CASES = [(name, palifico) for name in NAMES for palifico in (False, True)]
-"""Every preset, in an ordinary and in a palifico round."""
+"""Every preset and variant, in an ordinary and in a palifico round."""
 
 
 def random_tables(rules, rng, games):
@@ -57,18 +71,19 @@ def hands(dice_row, dice_left_row):
 # ----------------------------------------------------------------------- wild ones
 @pytest.mark.parametrize("name, palifico", CASES)
 def test_wild_faces_and_face_counts_follow_counts_as_match(name, palifico):
-    rules = PRESETS[name]
+    rules = RULES[name]
     f = rules.faces
-    wild = ar.wild_faces(ar.round_wild(rules, torch.tensor([palifico])), f)[0]
+    w = rules.wild_die
+    wild = ar.wild_faces(ar.round_wild(rules, torch.tensor([palifico])), f, wild_die=w)[0]
     for die in range(1, f + 1):
         for face in range(1, f + 1):
-            kernel = die == face or (die == 1 and bool(wild[face - 1]))
+            kernel = die == face or (die == w and bool(wild[face - 1]))
             assert kernel == counts_as_match(rules, die, face, palifico=palifico), (die, face)
 
     rng = np.random.default_rng(len(name))
     dice = rng.integers(0, f + 1, size=(40, rules.dice_per_player))  # 0: a lost die
     counts = ar.face_counts(torch.tensor(dice), f)
-    known = ar.known_matches(counts, wild.expand(40, f))
+    known = ar.known_matches(counts, wild.expand(40, f), wild_die=w)
     for i, hand in enumerate(dice.tolist()):
         held = [die for die in hand if die]
         assert counts[i].tolist() == [held.count(face) for face in range(1, f + 1)]
@@ -81,19 +96,22 @@ def test_wild_faces_and_face_counts_follow_counts_as_match(name, palifico):
 # ----------------------------------------------------------------------- counting
 @pytest.mark.parametrize("name, palifico", CASES)
 def test_count_matches_equals_the_scalar_count(name, palifico):
-    rules = PRESETS[name]
+    rules = RULES[name]
     rng = np.random.default_rng(7)
     dice_left, dice = random_tables(rules, rng, 300)
     face = rng.integers(1, rules.faces + 1, size=300)
     pal = torch.full((300,), palifico)
-    got = ar.count_matches(torch.tensor(dice), torch.tensor(face), ar.round_wild(rules, pal))
+    got = ar.count_matches(
+        torch.tensor(dice), torch.tensor(face), ar.round_wild(rules, pal), wild_die=rules.wild_die
+    )
     expected = [
         count_matches(rules, hands(dice[i], dice_left[i]), int(face[i]), palifico=palifico)
         for i in range(300)
     ]
     assert got.tolist() == expected
-    if not rules.ones_wild:  # None is the shortcut for rules that never make ones wild
-        assert ar.count_matches(torch.tensor(dice), torch.tensor(face), None).tolist() == expected
+    if not rules.ones_wild:  # None is the shortcut for rules that never make a face wild
+        got = ar.count_matches(torch.tensor(dice), torch.tensor(face), None, wild_die=1)
+        assert got.tolist() == expected
 
 
 # ----------------------------------------------------------------------- seats
@@ -120,7 +138,7 @@ def test_next_active_and_next_opener_follow_the_engine(players):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_palifico_starts_and_bid_caps_equal_the_scalar_rules(name):
-    for rules in (PRESETS[name], PRESETS[name].with_options(palifico=True, bid_cap=False)):
+    for rules in (RULES[name], RULES[name].with_options(palifico=True, bid_cap=False)):
         p, d = rules.num_players, rules.dice_per_player
         rng = np.random.default_rng(3)
         dice_left = rng.integers(0, d + 1, size=(200, p))
@@ -133,6 +151,18 @@ def test_palifico_starts_and_bid_caps_equal_the_scalar_rules(name):
         for i, o in enumerate(opener.tolist()):
             assert starts[i] == is_palifico_round(rules, int(dice_left[i, o]), bool(had[i, o]))
             assert caps[i] == bid_cap(rules, dice_left[i].tolist(), o)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_first_openers_follow_the_scalar_rule(name):
+    rules = RULES[name]
+    gen = torch.Generator().manual_seed(0)
+    openers = ar.first_openers(rules, 500, gen, torch.device("cpu"))
+    fixed = fixed_first_opener(rules, [rules.dice_per_player] * rules.num_players)
+    if fixed is None:  # a uniform draw: every seat comes up
+        assert sorted(set(openers.tolist())) == list(range(rules.num_players))
+    else:
+        assert openers.tolist() == [fixed] * 500
 
 
 # ----------------------------------------------------------------------- calls
@@ -158,7 +188,9 @@ def kernel_call(rules, dice_left, dice, bid, bidder, caller, call, palifico, had
     dice = torch.tensor(dice)[None]
     if rules.hand == "individual":  # only the bidder's hand is counted
         dice = torch.where(torch.arange(rules.num_players)[:, None] == bidder, dice, 0)
-    count = ar.count_matches(dice, t(bid[1]), ar.round_wild(rules, t(palifico)))
+    count = ar.count_matches(
+        dice, t(bid[1]), ar.round_wild(rules, t(palifico)), wild_die=rules.wild_die
+    )
     settled = ar.settle_call(
         rules,
         count,
@@ -178,7 +210,7 @@ def kernel_call(rules, dice_left, dice, bid, bidder, caller, call, palifico, had
 @st.composite
 def calls(draw, palifico=None):
     """One call scenario: rules, table, bid, bidder, caller, call, palifico, had."""
-    rules = PRESETS[draw(st.sampled_from(NAMES))]
+    rules = RULES[draw(st.sampled_from(NAMES))]
     p, d = rules.num_players, rules.dice_per_player
     dice_left = draw(st.lists(st.integers(0, d), min_size=p, max_size=p))
     bidder, caller = draw(st.permutations(range(p)))[:2]
@@ -235,7 +267,7 @@ def test_a_call_settles_like_the_engine(scenario):
 @pytest.mark.parametrize("name, palifico", CASES)
 def test_calls_settle_like_the_engine_on_every_preset(name, palifico):
     # batched: many calls at once, each checked against the engine
-    rules = PRESETS[name]
+    rules = RULES[name]
     rng = np.random.default_rng(11)
     games = 120
     dice_left, dice = random_tables(rules, rng, games)
@@ -258,7 +290,10 @@ def test_calls_settle_like_the_engine_on_every_preset(name, palifico):
         )
         counted = torch.where(bidder_hand, counted, 0)
     count = ar.count_matches(
-        counted, torch.tensor(face), ar.round_wild(rules, torch.full((games,), palifico))
+        counted,
+        torch.tensor(face),
+        ar.round_wild(rules, torch.full((games,), palifico)),
+        wild_die=rules.wild_die,
     )
     settled = ar.settle_call(
         rules,
@@ -307,7 +342,7 @@ def test_games_without_a_call_settle_nothing():
 # ----------------------------------------------------------------------- chances
 @pytest.mark.parametrize("name", NAMES)
 def test_tail_table_is_the_binomial_tail(name):
-    rules = PRESETS[name]
+    rules = RULES[name]
     table = ar.tail_table(rules)
     assert table.shape == (2, rules.max_quantity + 1, rules.max_quantity + 2)
     for c, p in enumerate((1 / rules.faces, 2 / rules.faces)):
@@ -325,12 +360,13 @@ def test_tail_table_is_the_binomial_tail(name):
     data=st.data(),
 )
 def test_own_bid_tails_are_the_tails_of_count_pmf(name, palifico, data):
-    rules = PRESETS[name]
+    rules = RULES[name]
     f, codec = rules.faces, ActionCodec(rules)
     own = data.draw(st.lists(st.integers(1, f), min_size=0, max_size=rules.dice_per_player))
     unseen = data.draw(st.integers(0, rules.max_quantity - len(own)))
-    wild = ar.wild_faces(ar.round_wild(rules, torch.tensor([palifico])), f)
-    known = ar.known_matches(ar.face_counts(torch.tensor([own + [0]]), f), wild)
+    w = rules.wild_die
+    wild = ar.wild_faces(ar.round_wild(rules, torch.tensor([palifico])), f, wild_die=w)
+    known = ar.known_matches(ar.face_counts(torch.tensor([own + [0]]), f), wild, wild_die=w)
     holds, after = ar.own_bid_tails(
         ar.tail_table(rules),
         known,
@@ -364,15 +400,16 @@ def test_tails_per_bid_reads_each_bid_off_its_face():
 # ----------------------------------------------------------------------- the codec
 @pytest.mark.parametrize("name", NAMES)
 def test_bulk_codec_equals_the_scalar_codec(name):
-    codec = ActionCodec(PRESETS[name])
+    codec = ActionCodec(RULES[name])
     ids = np.arange(codec.num_bids)
     scalar = [codec.decode_bid(int(i)) for i in ids]
     for array in (ids, torch.tensor(ids)):
         quantity, face = codec.decode_bids(array)
         assert list(zip(quantity.tolist(), face.tolist(), strict=True)) == scalar
         assert codec.encode_bids(quantity, face).tolist() == ids.tolist()
-    assert codec.decode_bids(19) == codec.decode_bid(19)
-    assert codec.encode_bids(4, 2) == codec.encode_bid(4, 2)
+    some = min(19, codec.num_bids - 1)  # plain ints too
+    assert codec.decode_bids(some) == codec.decode_bid(some)
+    assert codec.encode_bids(*codec.decode_bid(some)) == some
 
 
 def test_array_rules_imports_only_torch_and_the_scalar_rules():

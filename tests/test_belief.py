@@ -22,7 +22,7 @@ def random_states(rules, games=6, steps=200, seed=0, bid_bias=0.8):
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
     rng = np.random.default_rng(seed)
     out = []
-    for _ in range(games):
+    for _ in range(games * (8 if rules.single_round else 1)):  # one-round games are short
         state = game.new_game(rng)
         while not state.is_over and len(out) < steps:
             out.append((layout.encode(state, state.current_player), view_of(game, layout, state)))
@@ -43,6 +43,7 @@ CASES = [
     ("sanford_wild", 4),
     ("common_hand", 3),
     ("ones_not_wild", 2),
+    ("openspiel_liars_dice", 2),  # the highest face wild, and bid like any other
 ]
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from liars_env import PRESETS, GameState, LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.observation import IncrementalEncoder
-from liars_env.rules import PRESET_PLAYERS, bid_cap, count_matches, is_legal_bid
+from liars_env.rules import PRESET_PLAYERS, bid_cap, count_matches, dice_lost, is_legal_bid
 
 GRID = preset_grid(players=range(2, 7))
 
@@ -56,16 +56,21 @@ def check_step(game, state, action, rng):
     count = count_matches(rules, [before.dice[s] for s in counted], face, palifico=before.palifico)
     assert result.count == count and result.bidder == bidder
     delta = sum(state.dice_left) - sum(before.dice_left)
+    # a loser loses one die, or all its dice (and the game) in a single-round game
+    lost = sum(dice_lost(rules, before.dice_left[s]) for s in result.losers)
     if result.call == "challenge":
-        assert delta == -1
+        assert delta == -lost and len(result.losers) == 1
         expected_loser = result.caller if count >= quantity else bidder
         assert result.losers == (expected_loser,)
     elif rules.exact_call == "spot_on":
-        assert delta == (-(len(before.active_seats) - 1) if count == quantity else -1)
+        losers = len(before.active_seats) - 1 if count == quantity else 1
+        assert delta == -lost and len(result.losers) == losers
     else:  # calza
         assert delta in ((0, 1) if count == quantity else (-1,))
     assert all(0 <= n <= rules.dice_per_player for n in state.dice_left)
     assert state.bids == [] and state.round == before.round + 1
+    if rules.single_round:
+        assert state.is_over and state.winner not in result.losers
     if state.is_over:
         assert len(state.active_seats) == 1 and result.next_opener is None
     else:
@@ -78,6 +83,8 @@ def play_checked(game, seed, choose):
     """Plays a whole game, checking masks and transitions; returns the final state."""
     rng = np.random.default_rng(seed)
     state = game.new_game(rng)
+    if game.rules.first_opener == "player_0":
+        assert state.opener == state.current_player == 0
     for _ in range(10_000):
         if state.is_over:
             break

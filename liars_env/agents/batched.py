@@ -136,8 +136,10 @@ class BatchedProbabilisticBot:
         cur = env.current_player[rows]
         held = face_counts(env.dice[rows, cur], rules.faces)  # (n, F)
         unseen = env.dice_left[rows].sum(1) - env.dice_left[rows, cur]
-        wild = wild_faces(round_wild(rules, env.palifico[rows]), rules.faces)
-        known = known_matches(held, wild)
+        wild = wild_faces(
+            round_wild(rules, env.palifico[rows]), rules.faces, wild_die=rules.wild_die
+        )
+        known = known_matches(held, wild, wild_die=rules.wild_die)
         return own_bid_tails(self._tails, known, wild, unseen, self._bid_face, self._bid_quantity)
 
     # ---------------------------------------------------------------- decisions
@@ -239,8 +241,10 @@ class BatchedBayesBot(BatchedProbabilisticBot):
             rules.dice_per_player,
             params.evidence,
             params.counter_evidence,
+            wild_die=rules.wild_die,
         )
-        known = known_matches(own, wild_faces(wild, f))
+        w = rules.wild_die
+        known = known_matches(own, wild_faces(wild, f, wild_die=w), wild_die=w)
         return self._gather(count_tails(known, dist, rules.max_quantity + 1))
 
 

@@ -108,7 +108,8 @@ def parse_observation(
 
     Returns:
         ``own (B, F)`` long: the observer's dice per face; ``dice (B, N)`` long: dice
-        per relative seat; ``wild (B,)`` bool: ones count for other faces this round;
+        per relative seat; ``wild (B,)`` bool: the wild face counts for the others this
+        round;
         ``history (B, num_bids, N)`` bool: who (relative seat) bid each bid id.
 
     Example:
@@ -137,6 +138,8 @@ def tilted_match_distributions(
     dice_per_player: int,
     evidence: float,
     counter_evidence: float,
+    *,
+    wild_die: int,
 ) -> torch.Tensor:
     """Per opponent and face, the ``bayes`` bot's posterior over its matches.
 
@@ -148,11 +151,12 @@ def tilted_match_distributions(
         dice: ``(B, S)`` long: each opponent's dice.
         same: ``(B, S, F)``: its bids on each face this round.
         other: ``(B, S, F)``: its bids on the other faces.
-        wild: ``(B,)`` bool: ones count for every other face.
+        wild: ``(B,)`` bool: the wild face counts for every other face.
         faces: ``F``.
         dice_per_player: ``D``.
         evidence: See above.
         counter_evidence: See above.
+        wild_die: The wild face (``RuleSet.wild_die``).
 
     Returns:
         ``(B, S, F, D + 1)`` distributions.
@@ -163,7 +167,8 @@ def tilted_match_distributions(
         for n in range(d + 1):
             pmf[c, n, : n + 1] = torch.from_numpy(binomial_pmf(n, p).copy())
     pmf = pmf.to(dev)
-    prior = pmf[wild_faces(wild, faces).long()[:, None, :], dice[:, :, None]]  # (B, S, F, D + 1)
+    wild_bid = wild_faces(wild, faces, wild_die=wild_die).long()
+    prior = pmf[wild_bid[:, None, :], dice[:, :, None]]  # (B, S, F, D + 1)
     weight = evidence * same.double() - counter_evidence * other.double()
     k = torch.arange(d + 1, device=dev, dtype=torch.float64)
     logw = weight[..., None] * k
@@ -233,10 +238,15 @@ class BeliefModel(nn.Module):
             log_prior[held, h] = (
                 lgamma(held + 1) - sum(lgamma(int(c) + 1) for c in counts[h, 1:]) - held * log(f)
             )
-        # matches[w, i, h]: dice of hand h counting toward face i+1 (w: ones wild)
+        # matches[w, i, h]: dice of hand h counting toward face i+1 (w: the wild face is)
+        wild_die = rules.wild_die
         matches = torch.stack(
             [
-                known_matches(counts[:, 1:], wild_faces(torch.full((len(hands),), w), f)).T
+                known_matches(
+                    counts[:, 1:],
+                    wild_faces(torch.full((len(hands),), w), f, wild_die=wild_die),
+                    wild_die=wild_die,
+                ).T
                 for w in (False, rules.ones_wild)
             ]
         )
@@ -257,7 +267,7 @@ class BeliefModel(nn.Module):
         self.wild_always = None if rules.ones_wild and rules.palifico else rules.ones_wild
         tails = tail_table(rules)
         # log_likelihood[(w·L + u)·num_bids + bid, m]: log P(bid | the bidder, who cannot
-        # see u dice, holds m matches of the bid's face), w: ones wild this round
+        # see u dice, holds m matches of the bid's face), w: the wild face is this round
         need = (torch.as_tensor(codec.bid_quantity.copy())[:, None] - torch.arange(d + 1)).clamp(
             0, self.length
         )  # (num_bids, D + 1)
@@ -267,7 +277,7 @@ class BeliefModel(nn.Module):
         )
         for w in range(2):
             wild = torch.tensor([bool(w and rules.ones_wild)])
-            wild_bid = wild_faces(wild, f)[0, bid_face - 1].long()[:, None]
+            wild_bid = wild_faces(wild, f, wild_die=wild_die)[0, bid_face - 1].long()[:, None]
             for follow, lam in enumerate((evidence, follow_evidence)):
                 for u in range(self.length):
                     holds = tails[wild_bid, u, need]
@@ -302,7 +312,7 @@ class BeliefModel(nn.Module):
         Args:
             n: Their dice.
             evidence: ``(G, F·(D+1))`` summed log-likelihoods per (face, matches).
-            wild: ``(G,)`` whether ones are wild in each one's round.
+            wild: ``(G,)`` whether the wild face is wild in each one's round.
         """
         hands = slice(int(self.block[n]), int(self.block[n + 1]))
         prior = self.log_prior[n, hands]
@@ -380,7 +390,8 @@ class BeliefModel(nn.Module):
                     )
             dist = dist.index_copy(0, pairs, post_dist)
         dist = dist.view(b, s, f, d + 1)
-        known = known_matches(own, wild_faces(wild, f))
+        wild_die = self.rules.wild_die
+        known = known_matches(own, wild_faces(wild, f, wild_die=wild_die), wild_die=wild_die)
         tails = count_tails(known, dist, self.length)
         k = torch.arange(d + 1, device=obs.device, dtype=dist.dtype)
         holds, after = tails_per_bid(tails, self.bid_face + 1, self.bid_quantity)

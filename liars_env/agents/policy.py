@@ -104,8 +104,9 @@ class BidProbabilityFeatures(nn.Module):
         total = (obs[:, sl["dice_left"]].sum(1) * d).round().long()
         unseen = (total - own.sum(1)).clamp_min(0)
         palifico = obs[:, sl["palifico"]].squeeze(1) >= 0.5
-        wild = wild_faces(round_wild(self.rules, palifico), self.rules.faces)  # (B, F)
-        known = known_matches(own, wild)
+        wild_die = self.rules.wild_die
+        wild = wild_faces(round_wild(self.rules, palifico), self.rules.faces, wild_die=wild_die)
+        known = known_matches(own, wild, wild_die=wild_die)  # (B, F)
         holds, after = own_bid_tails(
             self.tails, known, wild, unseen, self.bid_face, self.bid_quantity
         )

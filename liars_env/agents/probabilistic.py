@@ -196,12 +196,14 @@ class ProbabilisticAgent:
         own = view.seat in counted
         unseen = sum(view.dice_left[s] for s in counted if s != view.seat)
         faces_held = np.bincount(view.dice, minlength=rules.faces + 1) if own else None
-        wild = rules.ones_wild and not view.palifico
+        wild, wild_die = rules.ones_wild and not view.palifico, rules.wild_die
         q = np.arange(width)
         for face in range(1, rules.faces + 1):
             known = 0
             if own:
-                known = int(faces_held[face]) + (int(faces_held[1]) if wild and face != 1 else 0)
+                known = int(faces_held[face])
+                if wild and face != wild_die:
+                    known += int(faces_held[wild_die])
             p = match_probability(rules, face, palifico=view.palifico)
             btail = binomial_tail(unseen, p)
             table[face] = btail[np.clip(q - known, 0, unseen + 1)]
@@ -347,7 +349,7 @@ class BeliefAgent(ProbabilisticAgent):
         """``M[f, k]``: posterior chance that ``seat`` holds ``k`` dice counting as ``f``."""
         rules, eps = view.rules, self.params.bluff_floor
         n, faces = view.dice_left[seat], rules.faces
-        wild = rules.ones_wild and not view.palifico
+        wild, wild_die = rules.ones_wild and not view.palifico, rules.wild_die
         hands = np.array(
             [
                 np.bincount(np.array(h, dtype=np.int64), minlength=faces + 1)
@@ -355,8 +357,9 @@ class BeliefAgent(ProbabilisticAgent):
             ]
         )
         matches = hands.copy()
-        if wild:
-            matches[:, 2:] += hands[:, 1:2]
+        if wild:  # the wild face counts for every other face (column 0 is unused)
+            others = [f for f in range(1, faces + 1) if f != wild_die]
+            matches[:, others] += hands[:, wild_die : wild_die + 1]
         log_w = np.array(
             [lgamma(n + 1) - sum(lgamma(c + 1) for c in h[1:]) - n * log(faces) for h in hands]
         )
@@ -386,7 +389,7 @@ class BeliefAgent(ProbabilisticAgent):
         """Tails of :meth:`count_distribution` for every face (one posterior per seat)."""
         rules = view.rules
         own = np.bincount(view.dice, minlength=rules.faces + 1)
-        wild = rules.ones_wild and not view.palifico
+        wild, wild_die = rules.ones_wild and not view.palifico, rules.wild_die
         counted = self.counted_seats(view, bidder)
         if view.seat not in counted:
             own = np.zeros_like(own)
@@ -397,7 +400,7 @@ class BeliefAgent(ProbabilisticAgent):
         ]
         table = np.zeros((rules.faces + 1, rules.max_quantity + 2))
         for face in range(1, rules.faces + 1):
-            known = int(own[face]) + (int(own[1]) if wild and face != 1 else 0)
+            known = int(own[face]) + (int(own[wild_die]) if wild and face != wild_die else 0)
             total = np.zeros(known + 1)
             total[known] = 1.0
             for matches in per_seat:

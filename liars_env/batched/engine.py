@@ -39,6 +39,7 @@ from liars_env.batched.kernels import (
     count_matches,
     face_counts,
     first_holding,
+    first_openers,
     palifico_starts,
     round_wild,
     settle_call,
@@ -287,7 +288,7 @@ class BatchedEnv:
         first_new_game = len(round_rows) if starts else 0
         if game_rows is not None and game_rows.numel():
             n = len(game_rows)
-            openers.append(torch.randint(0, p, (n,), device=dev, generator=gen))
+            openers.append(first_openers(r, n, gen, dev))
             rolled.append(
                 torch.randint(*roll, (n, p, r.dice_per_player), device=dev, generator=gen)
             )
@@ -578,7 +579,9 @@ class BatchedEnv:
         if call_rows.numel():
             wild = round_wild(r, self.palifico[call_rows]) if r.ones_wild else None
             count.index_copy_(
-                0, call_rows, count_matches(self.dice[call_rows], face[call_rows], wild)
+                0,
+                call_rows,
+                count_matches(self.dice[call_rows], face[call_rows], wild, wild_die=r.wild_die),
             )
         if codec.exact is None:
             is_challenge, is_exact = is_call, None
@@ -779,7 +782,8 @@ class _FusedBackend:
             env.bid_id.numpy(), env.last_bidder.numpy(), env.round_len.numpy(),
             env.round_moves.numpy(), env.palifico.numpy(), codec.bid_quantity, codec.bid_face,
             codec.num_bids, self.exact_id, self.exact_mode, env.rules.ones_wild,
-            env.rules.dice_per_player, env._penalty, called.numpy(), count.numpy(),
+            env.rules.wild_die, env.rules.single_round, env.rules.dice_per_player,
+            env._penalty, called.numpy(), count.numpy(),
             lost.numpy(), gained.numpy(), eliminated.numpy(), rewards.numpy(),
             winner.numpy(), over.numpy(), opener.numpy(),
         )  # fmt: skip

@@ -103,14 +103,16 @@ def first_illegal(
 def apply_actions(
     actions, active, dice, dice_left, current_player, bid_id, last_bidder, round_len,
     round_moves, palifico, bid_quantity, bid_face, num_bids, exact_id, exact_mode,
-    ones_wild, dice_per_player, penalty,
+    ones_wild, wild_die, single_round, dice_per_player, penalty,
     called, count, lost, gained, eliminated, rewards, winner, over, next_opener,
 ):  # fmt: skip
     """Applies one action per active game, writing the state in place.
 
     A bid is appended to the round's moves and the turn passes to the next seat with
-    dice. A call counts the called bid's face (ones too where they are wild and the round
-    is not palifico), settles it as :func:`liars_env.batched.kernels.settle_call` does, and
+    dice. A call counts the called bid's face (the wild face ``wild_die`` too where it is
+    wild and the round is not palifico), settles it as
+    :func:`liars_env.batched.kernels.settle_call` does (a loser loses all its dice under
+    ``single_round``), and
     records eliminations, the winner of a finished game (``over``) or the seat that opens
     the next round (``next_opener``: the anchor if it still holds dice, else the next seat
     clockwise that does). The outputs (``called`` … ``next_opener``) come in zeroed;
@@ -144,7 +146,7 @@ def apply_actions(
         for s in range(num_players):
             for d in range(num_dice):
                 die = dice[g, s, d]
-                if die == face or (wild and die == 1):
+                if die == face or (wild and die == wild_die):
                     matches += 1
         count[g] = matches
 
@@ -164,7 +166,10 @@ def apply_actions(
 
         alive, first_alive = 0, -1
         for s in range(num_players):
-            left = dice_left[g, s] - np.int64(lost[g, s]) + np.int64(gained[g, s])
+            if single_round and lost[g, s]:
+                left = np.int64(0)
+            else:
+                left = dice_left[g, s] - np.int64(lost[g, s]) + np.int64(gained[g, s])
             dice_left[g, s] = left
             if left > 0:
                 alive += 1

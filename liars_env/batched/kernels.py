@@ -12,15 +12,17 @@ counting, settling, seat and palifico kernels inside its fused step
 the scalar engine in ``tests/test_batched.py``.
 
 Shapes: ``B`` games, ``P`` seats, ``D`` dice per seat, ``F`` faces. Faces are ``1..F``
-and index ``face − 1`` along an ``F`` axis; a lost die is face ``0``. Bid ids and their
+and index ``face − 1`` along an ``F`` axis; a lost die is face ``0``. The wild face is
+``RuleSet.wild_die`` (1, or F under ``wild_face="highest"``); the kernels that depend on
+it take it as the keyword ``wild_die``. Bid ids and their
 ``(quantity, face)`` arithmetic belong to :class:`liars_env.actions.ActionCodec`
 (``decode_bids``/``encode_bids`` take tensors).
 
 ==========================  ===========================================================
 kernel                      rule (scalar twin)
 ==========================  ===========================================================
-:func:`round_wild`          ones count for other faces this round (``counts_as_match``)
-:func:`wild_faces`          the faces that wild ones count toward
+:func:`round_wild`          the wild face counts for others this round (``counts_as_match``)
+:func:`wild_faces`          the faces that the wild face counts toward
 :func:`face_counts`         dice showing each face
 :func:`known_matches`       a viewer's own matches of every face (``counts_as_match``)
 :func:`count_matches`       the count at a reveal (``count_matches``)
@@ -29,6 +31,7 @@ kernel                      rule (scalar twin)
 :func:`next_opener`         the next round's opener (``LiarsDiceGame`` after a call)
 :func:`first_holding`       both of the above in one pass
 :func:`palifico_starts`     a new round is palifico (``is_palifico_round``)
+:func:`first_openers`       new games' first openers (``fixed_first_opener``)
 :func:`bid_caps`            the largest quantity a bid may claim (``bid_cap``)
 :func:`tail_table`          ``P(Binomial(u, p) >= m)`` for the two match chances
 :func:`own_bid_tails`       each bid's chance from one viewer's dice (``count_pmf``)
@@ -73,6 +76,7 @@ __all__ = [
     "count_matches",
     "face_counts",
     "first_holding",
+    "first_openers",
     "known_matches",
     "next_active",
     "next_opener",
@@ -102,11 +106,11 @@ def _ring(p: int, device: torch.device) -> torch.Tensor:
         return (torch.arange(2 * p, device=device)[:, None] + torch.arange(p, device=device)) % p
 
 
-# --------------------------------------------------------------------------- wild ones
+# --------------------------------------------------------------------------- wild face
 def round_wild(rules: RuleSet, palifico: torch.Tensor) -> torch.Tensor:
-    """Whether ones count toward the other faces in each round.
+    """Whether the wild face (``rules.wild_die``) counts toward the others in each round.
 
-    They do when the rules make ones wild (``wild`` or ``wild_convertible``) and the
+    It does when the rules make it wild (any ``ones`` mode but ``natural``) and the
     round is not palifico.
 
     Args:
@@ -128,21 +132,24 @@ def round_wild(rules: RuleSet, palifico: torch.Tensor) -> torch.Tensor:
     return ~palifico
 
 
-def wild_faces(wild: torch.Tensor, faces: int) -> torch.Tensor:
-    """The faces that ones count toward: every face but 1, in wild rounds.
+def wild_faces(wild: torch.Tensor, faces: int, *, wild_die: int) -> torch.Tensor:
+    """The faces that the wild face counts toward: every other face, in wild rounds.
 
     Args:
         wild: ``(B,)`` bool, as from :func:`round_wild`.
         faces: ``F``.
+        wild_die: The wild face (``RuleSet.wild_die``).
 
     Returns:
         ``(B, F)`` bool; column ``face − 1``.
 
     Example:
-        >>> wild_faces(torch.tensor([True, False]), 4).tolist()
+        >>> wild_faces(torch.tensor([True, False]), 4, wild_die=1).tolist()
         [[False, True, True, True], [False, False, False, False]]
+        >>> wild_faces(torch.tensor([True]), 4, wild_die=4).tolist()
+        [[True, True, True, False]]
     """
-    return wild[:, None] & (_range(0, faces, wild.device) != 0)
+    return wild[:, None] & (_range(0, faces, wild.device) != wild_die - 1)
 
 
 def face_counts(dice: torch.Tensor, faces: int) -> torch.Tensor:
@@ -164,37 +171,43 @@ def face_counts(dice: torch.Tensor, faces: int) -> torch.Tensor:
     return counts[..., 1:]  # column 0 counted the lost dice
 
 
-def known_matches(own_counts: torch.Tensor, wild_faces: torch.Tensor) -> torch.Tensor:
+def known_matches(
+    own_counts: torch.Tensor, wild_faces: torch.Tensor, *, wild_die: int
+) -> torch.Tensor:
     """A viewer's own dice that count toward a bid on each face.
 
     Args:
         own_counts: ``(B, F)`` the viewer's dice per face (:func:`face_counts`).
         wild_faces: ``(B, F)`` bool, from :func:`wild_faces`.
+        wild_die: The wild face (``RuleSet.wild_die``).
 
     Returns:
-        ``(B, F)``: its dice of each face, plus its ones where they are wild.
+        ``(B, F)``: its dice of each face, plus its wild dice where they count.
 
     Example:
         >>> own = torch.tensor([[2, 0, 1, 0]])  # two 1s and a 3
-        >>> known_matches(own, wild_faces(torch.tensor([True]), 4)).tolist()
-        [[2, 2, 3, 2]]
+        >>> known_matches(own, wild_faces(torch.tensor([True]), 4, wild_die=1), wild_die=1)
+        tensor([[2, 2, 3, 2]])
+        >>> known_matches(own, wild_faces(torch.tensor([True]), 4, wild_die=3), wild_die=3)
+        tensor([[3, 1, 1, 1]])
     """
-    return own_counts + wild_faces * own_counts[:, :1]
+    return own_counts + wild_faces * own_counts[:, wild_die - 1 : wild_die]
 
 
 def count_matches(
-    dice: torch.Tensor, face: torch.Tensor, wild: torch.Tensor | None
+    dice: torch.Tensor, face: torch.Tensor, wild: torch.Tensor | None, *, wild_die: int
 ) -> torch.Tensor:
     """The count at a reveal: the dice of all hands that match each game's bid face.
 
-    A die matches if it shows the face, or if it is a one, ones are wild this round and
-    the face is not 1.
+    A die matches if it shows the face, or if it shows the wild face, that face is wild
+    this round and the bid is on another face.
 
     Args:
         dice: ``(B, P, D)`` faces, 0 for a lost die.
         face: ``(B,)`` the bid's face.
         wild: ``(B,)`` bool from :func:`round_wild`, or ``None`` where the rules never
-            make ones wild (the same count, computed with fewer ops).
+            make a face wild (the same count, computed with fewer ops).
+        wild_die: The wild face (``RuleSet.wild_die``; only read where ``wild`` is given).
 
     Returns:
         ``(B,)`` long.
@@ -202,12 +215,14 @@ def count_matches(
     Example:
         >>> dice = torch.tensor([[[1, 4, 6], [4, 4, 2], [1, 3, 5]]]).repeat(3, 1, 1)
         >>> face, wild = torch.tensor([4, 1, 4]), torch.tensor([True, True, False])
-        >>> count_matches(dice, face, wild).tolist()
+        >>> count_matches(dice, face, wild, wild_die=1).tolist()
         [5, 2, 3]
+        >>> count_matches(dice, face, wild, wild_die=6).tolist()  # sixes wild
+        [4, 3, 3]
     """
     matches = dice == face[:, None, None]
-    if wild is not None:  # a bid on 1s matches the ones anyway: no need to exclude face 1
-        matches |= wild[:, None, None] & (dice == 1)
+    if wild is not None:  # a bid on the wild face matches it anyway: no need to exclude it
+        matches |= wild[:, None, None] & (dice == wild_die)
     return matches.sum((1, 2))
 
 
@@ -242,7 +257,8 @@ def settle_call(
     A challenge costs the bidder a die when the count falls short of the quantity, else
     the caller. A wrong exact call costs the caller a die; a right one costs every other
     seat holding dice a die (``spot_on``) or gives the caller one back if it has fewer
-    than it started with (``calza``).
+    than it started with (``calza``). Under ``single_round`` a loser loses all its dice
+    (``dice_lost``).
 
     Args:
         rules: The variant.
@@ -274,24 +290,32 @@ def settle_call(
     seats = _range(0, dice_left.shape[1], dice_left.device)
     anchor = torch.where(challenge & (count < quantity), bidder, caller)
     anchor_is = seats == anchor[:, None]
+    single = rules.single_round
     if exact is None or rules.exact_call == "none":
         lost = challenge[:, None] & anchor_is
-        return _settlement(lost, None, anchor, dice_left)
+        return _settlement(lost, None, anchor, dice_left, single)
     right = exact & (count == quantity)
     lost = (challenge | (exact & ~right))[:, None] & anchor_is
     if rules.exact_call == "spot_on":
         lost |= right[:, None] & (dice_left > 0) & ~anchor_is
-        return _settlement(lost, None, anchor, dice_left)
+        return _settlement(lost, None, anchor, dice_left, single)
     gained = right[:, None] & anchor_is & (dice_left < rules.dice_per_player)
-    return _settlement(lost, gained, anchor, dice_left)
+    return _settlement(lost, gained, anchor, dice_left, single)
 
 
 def _settlement(
-    lost: torch.Tensor, gained: torch.Tensor | None, anchor: torch.Tensor, dice_left: torch.Tensor
+    lost: torch.Tensor,
+    gained: torch.Tensor | None,
+    anchor: torch.Tensor,
+    dice_left: torch.Tensor,
+    single_round: bool,
 ) -> Settlement:
-    """A :class:`Settlement` with the dice left after it (``gained`` None: nobody gains)."""
+    """A :class:`Settlement` with the dice left after it (``gained`` None: nobody gains).
+
+    A loser loses one die, or all of them under ``single_round`` (``dice_lost``).
+    """
     # bool tensors do not subtract; their uint8 views (free) do
-    after = dice_left - lost.view(torch.uint8)
+    after = torch.where(lost, 0, dice_left) if single_round else dice_left - lost.view(torch.uint8)
     if gained is None:
         gained = torch.zeros_like(lost)
     else:
@@ -395,6 +419,28 @@ def palifico_starts(
     return (opener_dice == 1) & ~had_palifico.gather(1, at).squeeze(1)
 
 
+def first_openers(
+    rules: RuleSet, count: int, generator: torch.Generator, device: torch.device
+) -> torch.Tensor:
+    """The first openers of ``count`` new games (every seat holding its dice).
+
+    A uniform draw from ``generator`` per game, or seat 0 without a draw under
+    ``first_opener="player_0"``.
+
+    Returns:
+        ``(count,)`` long.
+
+    Example:
+        >>> gen = torch.Generator().manual_seed(0)
+        >>> rules = RuleSet.preset("openspiel_liars_dice")
+        >>> first_openers(rules, 3, gen, torch.device("cpu")).tolist()
+        [0, 0, 0]
+    """
+    if rules.first_opener == "player_0":
+        return torch.zeros(count, dtype=torch.long, device=device)
+    return torch.randint(0, rules.num_players, (count,), device=device, generator=generator)
+
+
 def bid_caps(rules: RuleSet, dice_left: torch.Tensor, bidder: torch.Tensor) -> torch.Tensor:
     """The largest quantity each bidder may claim now.
 
@@ -485,8 +531,8 @@ def own_bid_tails(
 
     Example:
         >>> rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2)
-        >>> wild = wild_faces(torch.tensor([True]), 6)
-        >>> known = known_matches(torch.tensor([[1, 0, 1, 0, 0, 0]]), wild)  # a 1 and a 3
+        >>> wild = wild_faces(torch.tensor([True]), 6, wild_die=1)
+        >>> known = known_matches(torch.tensor([[1, 0, 1, 0, 0, 0]]), wild, wild_die=1)  # 1, 3
         >>> holds, after = own_bid_tails(tail_table(rules), known, wild, torch.tensor([2]),
         ...                              torch.tensor([3, 1]), torch.tensor([3, 1]))
         >>> [[round(x, 4) for x in t[0].tolist()] for t in (holds, after)]  # (3, 3), (1, 1)

@@ -28,7 +28,7 @@ from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.envs.render import render_reveal
 from liars_env.observation import ObservationLayout
 from liars_env.play.moves import HELP, ParseError, minimum_raises, parse_move
-from liars_env.rules import PRESETS, resolve_rules
+from liars_env.rules import PRESETS, resolve_rules, wild_name
 
 
 class TerminalGame:
@@ -70,7 +70,7 @@ class TerminalGame:
     def show_table(self, state: GameState) -> None:
         """Your dice, everyone's dice count, the round's bids and the turn."""
         rnd = f"Round {state.round + 1}" + (
-            " (palifico: ones not wild, face fixed)" if state.palifico else ""
+            f" (palifico: {wild_name(self.rules)} not wild, face fixed)" if state.palifico else ""
         )
         self.say(f"\n{rnd}. Your dice: {' '.join(map(str, sorted(state.dice[self.human])))}")
         self.say(
@@ -119,7 +119,7 @@ class TerminalGame:
         r = self.rules
         self.say(
             f"Liar's Dice: {self.preset}, {r.num_players} players, {r.dice_per_player} dice of "
-            f"{r.faces} faces; ones {r.ones}; exact call: {r.exact_call}. "
+            f"{r.faces} faces; {wild_name(r)} {r.ones}; exact call: {r.exact_call}. "
             "Type 'help' for the moves."
         )
         shown_round = -1

@@ -24,7 +24,10 @@ Conventions:
 * The first opener of a real game is a uniformly random seat (``shared/RULES.md``). The
   reported ``Solution.value`` is the expected return of the player who opens the
   first round; the other player gets its negative, and a seat's value before the
-  opener is drawn is 0.
+  opener is drawn is 0. Under ``first_opener="player_0"`` (the ``openspiel_liars_dice``
+  preset) ``player_0`` always opens, so ``Solution.value`` is its value.
+* ``single_round`` games (``openspiel_liars_dice``) have one round state, whose calls
+  end the game: the loser of the call −1, the other player +1, OpenSpiel's returns.
 * Exploitability is NashConv / 2: the mean over both seats of what a best response gains
   against the strategy (so 0 at an equilibrium; OpenSpiel's definition).
 * With ``exact_call = "calza"`` a correct call can return a die or leave the dice as they

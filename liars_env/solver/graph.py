@@ -350,6 +350,12 @@ def describe_rules(rules: RuleSet) -> str:
         parts.append(rules.exact_call)
     if rules.hand != "common":
         parts.append("individual")
+    if rules.wild_face != "one":
+        parts.append(f"wild {rules.wild_die}s")
+    if rules.single_round:
+        parts.append("single round")
+    if rules.first_opener != "random":
+        parts.append(f"{rules.first_opener} opens")
     return " ".join(parts)
 
 

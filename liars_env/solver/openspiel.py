@@ -2,8 +2,9 @@
 
 :func:`register` registers ``python_liars_env`` with ``pyspiel.register_game``; then
 ``pyspiel.load_game("python_liars_env", {...})`` takes every :class:`RuleSet` field as a
-parameter, plus ``first_player`` (``-1``, the default: a chance node draws the first
-opener as in real games; else that seat opens) and ``max_rounds`` (a game still going
+parameter, plus ``first_player`` (``-1``, the default: the rules' ``first_opener``, so a
+chance node draws the first opener as in real games, or ``player_0`` opens; else that
+seat opens) and ``max_rounds`` (a game still going
 after that many rounds ends with every return 0; only ``calza`` games can go on for
 ever). OpenSpiel's algorithms (CFR, ``exploitability.nash_conv``, NFSP, PSRO, ...) then
 run on Perudo.
@@ -19,6 +20,11 @@ run on Perudo.
   observation tensor plus one-hots of the round number and of each seat's palifico
   flag.
 
+OpenSpiel's own ``liars_dice`` is our ``openspiel_liars_dice`` preset:
+:func:`liars_dice_rules` names the preset of a native game, :func:`liars_dice_state`
+replays a native state on our engine, and :func:`to_liars_dice_policy` turns any of our
+agents into a policy of the native game, for OpenSpiel's own exploitability.
+
 Example:
     >>> import pyspiel
     >>> register()
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -192,6 +199,8 @@ class LiarsEnvState(pyspiel.State):
         self._play = _Play()
         if game.first_player >= 0:
             self._start(game.first_player)
+        elif game.rules.first_opener == "player_0":
+            self._start(0)
 
     @property
     def _game(self) -> _Context:
@@ -434,3 +443,83 @@ class OpenSpielPolicyAgent:
     def act(self, view) -> int:
         """The most likely action (use :meth:`action_probabilities` for the rest)."""
         return int(np.argmax(self.action_probabilities(view)))
+
+
+# ------------------------------------------------------------------ OpenSpiel's liars_dice
+def liars_dice_rules(game: pyspiel.Game) -> RuleSet:
+    """Our rules of OpenSpiel's native ``liars_dice`` game: the ``openspiel_liars_dice`` preset.
+
+    Raises:
+        ValueError: for another game, or a ``liars_dice`` with other than 2 players or
+            the ``reset-face`` bidding rule (OpenSpiel's default, the only one we play).
+
+    Example:
+        >>> native = pyspiel.load_game("liars_dice", {"numdice": 2, "dice_sides": 3})
+        >>> rules = liars_dice_rules(native)
+        >>> rules == RuleSet.preset("openspiel_liars_dice", dice_per_player=2, faces=3)
+        True
+    """
+    if game.get_type().short_name != "liars_dice":
+        raise ValueError(f"expected OpenSpiel's liars_dice, got {game.get_type().short_name!r}")
+    params = game.get_parameters()
+    players, rule = params.get("players", 2), params.get("bidding_rule", "reset-face")
+    if players != 2 or rule != "reset-face":
+        raise ValueError(
+            "openspiel_liars_dice is liars_dice with players=2 and bidding_rule='reset-face', "
+            f"got players={players}, bidding_rule={rule!r}"
+        )
+    return RuleSet.preset(
+        "openspiel_liars_dice", dice_per_player=params["numdice"], faces=params["dice_sides"]
+    )
+
+
+def liars_dice_state(game: pyspiel.Game, state: pyspiel.State) -> GameState:
+    """Our engine's state of a native ``liars_dice`` state whose dice are dealt.
+
+    OpenSpiel deals player 0's dice, then player 1's, one chance outcome ``face − 1``
+    each; the actions after the deal are the same ids in both games (bid
+    ``(q, f)`` is ``(q − 1)·F + (f − 1)``, the challenge ``2·D·F``).
+
+    Raises:
+        ValueError: if the dice are not all dealt yet.
+    """
+    rules = liars_dice_rules(game)
+    d = rules.dice_per_player
+    history = state.history()
+    if len(history) < 2 * d:
+        raise ValueError(f"the dice are not dealt yet (history {history})")
+    engine = _native(rules)[0]
+    dice = [[a + 1 for a in history[:d]], [a + 1 for a in history[d : 2 * d]]]
+    ours = engine.new_game(_RNG, dice=dice)
+    for action in history[2 * d :]:
+        engine.apply(ours, action, _RNG)
+    return ours
+
+
+@lru_cache(maxsize=16)
+def _native(rules: RuleSet) -> tuple[LiarsDiceGame, ObservationLayout]:
+    """The engine and observation layout of a native game's rules (built once)."""
+    return LiarsDiceGame(rules), ObservationLayout(rules)
+
+
+def to_liars_dice_policy(game: pyspiel.Game, agent: Any):
+    """An agent of ``openspiel_liars_dice`` as a ``TabularPolicy`` of OpenSpiel's ``liars_dice``.
+
+    Every information state of the native game is visited (keep it small); the agent
+    sees each through our engine's state (:func:`liars_dice_state`) and
+    :func:`~liars_env.observation.view_of`. Then OpenSpiel's ``exploitability`` or
+    ``pyspiel.nash_conv`` measure our agents on OpenSpiel's own game.
+    """
+    from open_spiel.python import policy as os_policy
+
+    from liars_env.observation import view_of
+    from liars_env.solver.exploitability import agent_probabilities
+
+    engine, layout = _native(liars_dice_rules(game))
+
+    def probabilities(state: pyspiel.State) -> dict[int, float]:
+        view = view_of(engine, layout, liars_dice_state(game, state))
+        probs = agent_probabilities(agent, view)
+        return {int(a): float(probs[a]) for a in state.legal_actions()}
+
+    return os_policy.tabular_policy_from_callable(game, probabilities)

@@ -36,7 +36,8 @@ class Solution:
 
     Attributes:
         rules: The variant.
-        value: Expected return of the first round's opener at the equilibrium.
+        value: Expected return of the first round's opener at the equilibrium (of
+            ``player_0`` under ``first_opener="player_0"``).
         exploitability: NashConv / 2 of the strategy, by an exact best response.
         iterations: CFR+ iterations run, summed over the round states.
         seconds: Wall time of the solve (exploitability included).
@@ -267,6 +268,8 @@ def solve(
         _trees=trees,
     )
     br = best_response_values(trees, lambda key, role: strategies[key])
+    # NashConv / 2 whoever opens first: both seats play the same strategy per role, so a
+    # best response against either seat meets each role once, random opener or not
     sol.exploitability = 0.5 * (br[start][0] + br[start][1])
     sol.seconds = time.perf_counter() - t0
     return sol

@@ -66,10 +66,15 @@ def preset_name(rules: RuleSet) -> str | None:
     Example:
         >>> preset_name(RuleSet.preset("perudo_calza", num_players=4))
         'perudo_calza'
+        >>> preset_name(RuleSet.preset("openspiel_liars_dice"))
+        'openspiel_liars_dice'
     """
     for name, preset in PRESETS.items():
-        if dataclasses.replace(preset, num_players=rules.num_players) == rules:
-            return name
+        try:
+            if dataclasses.replace(preset, num_players=rules.num_players) == rules:
+                return name
+        except ValueError:  # a preset that cannot take this player count
+            continue
     return None
 
 
