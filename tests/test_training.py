@@ -531,9 +531,9 @@ def test_numbers_without_a_dot_are_floats_in_files_and_sets(tmp_path, written, e
     from liars_train.config import load_settings
 
     path = tmp_path / "lr.yaml"
-    path.write_text(f"ent_coef: {written}\n")
-    from_file = load_settings(ppo.Args, str(path)).ent_coef
-    from_set = load_settings(ppo.Args, sets=[f"ent_coef={written}"]).ent_coef
+    path.write_text(f"dice_shaping: {written}\n")
+    from_file = load_settings(ppo.Args, str(path)).dice_shaping
+    from_set = load_settings(ppo.Args, sets=[f"dice_shaping={written}"]).dice_shaping
     assert from_file == from_set == expected and type(from_file) is type(expected)
 
 
