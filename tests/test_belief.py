@@ -197,7 +197,7 @@ def test_chronology_is_recovered_from_the_bid_set():
             assert np.array_equal(follows[i].numpy(), expected), (preset, view.bids)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(
     preset=st.sampled_from(["perudo", "perudo_palifico", "sanford", "common_hand"]),
     players=st.integers(3, 5),
