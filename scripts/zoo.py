@@ -311,8 +311,6 @@ def render_readme_block(evals: list[dict]) -> str:
     return "\n".join(
         [
             BEGIN,
-            "## The model zoo",
-            "",
             f"{len(evals)} trained policies ship in `checkpoints/` (each with a model card, "
             "`card.md`, and its figures in `eval.json`); use one as the agent spec "
             "`checkpoint:checkpoints/<name>`. Win rates against the bot in every other seat, "
