@@ -26,6 +26,7 @@ import torch
 
 from liars_env.agents.batched import BATCHED_BOT_NAMES, check_batched_bot_spec, make_batched_bot
 from liars_env.agents.policy import NetworkShape, PolicyNet, load_policy, sample_actions
+from liars_env.agents.registry import make_agent
 from liars_env.agents.search import SearchAgent, parse_search_spec
 from liars_env.batched import BatchedEnv
 from liars_env.batched.threads import DEFAULT_THREADS, using_threads
@@ -126,7 +127,7 @@ def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> M
     """A bot or checkpoint member from its spec (see :func:`check_member_spec`)."""
     check_member_spec(spec)
     if spec.startswith("search:"):
-        return Member(spec, "search", spec=spec, search=SearchAgent.from_spec(spec, rules))
+        return Member(spec, "search", spec=spec, search=make_agent(spec, rules))
     if not spec.startswith("checkpoint:"):
         return Member(spec, "bot", spec=spec)
     net = _load_frozen(spec.partition(":")[2], rules, str(device))

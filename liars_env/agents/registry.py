@@ -111,9 +111,7 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
 
         return CheckpointAgent.load(arg, rules, seed=seed)
     if name == "search":
-        from liars_env.agents.search import SearchAgent  # torch and the batched engine
-
-        return SearchAgent.from_spec(spec, rules, seed=seed)
+        return _make_search(spec, rules, seed)
     if name == "random" and not arg:
         return RandomAgent(seed)
     if name == "solver" and not arg:
@@ -131,6 +129,23 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}, or "
         f"{_entry_point_hint()}"
     )
+
+
+def _make_search(spec: str, rules: RuleSet, seed: int | None) -> Agent:
+    """``search:BASE?settings`` (see :mod:`liars_env.agents.search`)."""
+    from liars_env.agents.search import SearchAgent, parse_search_spec  # torch, batched
+
+    base_spec, settings = parse_search_spec(spec)
+    if base_spec.partition(":")[0] == "search":
+        raise ValueError(f"search spec {spec!r}: search over a search agent is not supported")
+    base = make_agent(base_spec, rules, seed=seed)
+    if not callable(getattr(base, "action_probabilities", None)):
+        raise ValueError(
+            f"search spec {spec!r}: the base agent {base_spec!r} has no "
+            "action_probabilities(view), which the search needs (as its prior and its "
+            "model of the players)"
+        )
+    return SearchAgent(base, rules, settings, base_spec=base_spec, seed=seed, name=spec)
 
 
 # --------------------------------------------------------------------- custom agents
