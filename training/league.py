@@ -2,7 +2,8 @@
 
 A *member* is anything that can play the non-learner seats of a batch of games: a
 heuristic bot (by preset name), a frozen network (a snapshot of the learner, an
-exploiter, or a shipped ``checkpoint:PATH``), or the learner itself (``self``). The
+exploiter, or a shipped ``checkpoint:PATH``), a player with search at play time
+(``search:SPEC``, see :mod:`liars_env.agents.search`), or the learner itself (``self``). The
 :class:`League` gives every game slot an opponent when its game starts: the current
 policy with probability ``self_play``, otherwise a member drawn by *prioritized fictitious
 self-play* (PFSP): member ``m`` is drawn with weight ``(1 − w_m)^p``, where ``w_m`` is the
@@ -25,6 +26,8 @@ import torch
 
 from liars_env.agents.batched import BATCHED_BOT_NAMES, check_batched_bot_spec, make_batched_bot
 from liars_env.agents.policy import NetworkShape, PolicyNet, load_policy, sample_actions
+from liars_env.agents.registry import make_agent
+from liars_env.agents.search import SearchAgent, parse_search_spec
 from liars_env.batched import BatchedEnv
 from liars_env.batched.threads import DEFAULT_THREADS, using_threads
 from liars_env.rules import RuleSet
@@ -36,6 +39,7 @@ WIN_WINDOW = 2000.0
 GROUP_OF_KIND = {
     "bot": "fixed",
     "checkpoint": "fixed",
+    "search": "fixed",
     "snapshot": "snapshot",
     "exploiter": "exploiter",
 }
@@ -48,19 +52,25 @@ more, a copy of oneself wins as often as anyone, so it always looks hard."""
 
 
 def check_member_spec(spec: str) -> None:
-    """Raises ``ValueError`` unless ``spec`` is ``checkpoint:PATH`` or a batched bot.
+    """Raises ``ValueError`` unless ``spec`` is ``checkpoint:PATH``, a batched bot or a search.
 
     A bot is ``random`` or a preset, possibly with settings changed
-    (``bayes:bluff_rate=0.2``; see :func:`~liars_env.agents.batched.check_batched_bot_spec`).
+    (``bayes:bluff_rate=0.2``; see :func:`~liars_env.agents.batched.check_batched_bot_spec`);
+    a search is ``search:SPEC`` (see :mod:`liars_env.agents.search`), whose settings are
+    checked here and its base when it is built.
     """
     if not isinstance(spec, str):
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
     if spec.startswith("checkpoint:") and len(spec) > 11:
         return
+    if spec.startswith("search:"):
+        parse_search_spec(spec)
+        return
     if spec.partition(":")[0] not in BATCHED_BOT_NAMES:
         raise ValueError(
             f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}, "
-            "or NAME:key=value,... to change a preset's settings) or checkpoint:PATH"
+            "or NAME:key=value,... to change a preset's settings), checkpoint:PATH or "
+            "search:SPEC"
         )
     check_batched_bot_spec(spec)  # a bad setting: its own message
 
@@ -77,8 +87,8 @@ class Member:
 
     Attributes:
         name: Unique display name (``belief``, ``snapshot@1200000``, ...).
-        kind: ``self``, ``bot``, ``snapshot``, ``exploiter`` or ``checkpoint``.
-        net: The frozen network (``None`` for bots and ``self``).
+        kind: ``self``, ``bot``, ``snapshot``, ``exploiter``, ``checkpoint`` or ``search``.
+        net: The frozen network (``None`` for bots, searches and ``self``).
         spec: The bot preset or ``checkpoint:PATH`` it was made from, if any.
         wins: Recent wins of the learner against it (a moving window).
         games: Recent games of the learner against it.
@@ -90,6 +100,8 @@ class Member:
     spec: str = ""
     wins: float = 0.0
     games: float = 0.0
+    search: SearchAgent | None = None
+    """The search agent of a ``search`` member."""
     _bot: tuple = field(default=(None, None), repr=False)
 
     def win_rate(self, parity: float) -> float:
@@ -114,6 +126,8 @@ class Member:
 def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> Member:
     """A bot or checkpoint member from its spec (see :func:`check_member_spec`)."""
     check_member_spec(spec)
+    if spec.startswith("search:"):
+        return Member(spec, "search", spec=spec, search=make_agent(spec, rules))
     if not spec.startswith("checkpoint:"):
         return Member(spec, "bot", spec=spec)
     net = _load_frozen(spec.partition(":")[2], rules, str(device))
@@ -151,6 +165,8 @@ def act_with(
     """
     if member.kind == "bot":
         return member.bot(env, seed).act(mask, rows, obs)
+    if member.kind == "search":
+        return member.search.act_batch(env, rows, generator)
     net = policy if member.kind == "self" else member.net
     feats = None
     if shared is not None and same_features(net.shape, shared[0]):
@@ -269,7 +285,7 @@ class League:
         actions = torch.zeros(self.env.num_envs, dtype=torch.long, device=device)
         owners = self.slot[rows]
         shared = None
-        nets = [i for i, m in enumerate(self.members) if m.kind != "bot"]
+        nets = [i for i, m in enumerate(self.members) if m.kind not in ("bot", "search")]
         net_rows = rows[np.isin(owners, nets)]
         if len(net_rows) and len(policy.features):
             idx = torch.as_tensor(net_rows, device=device)
@@ -322,7 +338,7 @@ class League:
     def load_state(self, state: dict[str, Any], template: PolicyNet) -> None:
         """Restores the members and their statistics from :meth:`state`.
 
-        Bots and checkpoints are made again from their specs; snapshots and exploiters
+        Bots, checkpoints and searches are made again from their specs; snapshots and exploiters
         get their saved weights (in networks shaped like ``template``).
         """
         described = json.loads(state["league"])
@@ -333,7 +349,7 @@ class League:
             kind = entry["kind"]
             if kind == "self":
                 member = Member("self", "self")
-            elif kind in ("bot", "checkpoint"):
+            elif kind in ("bot", "checkpoint", "search"):
                 member = member_from_spec(entry["spec"], rules, device)
                 member.name = entry["name"]
             else:

@@ -350,6 +350,54 @@ class BeliefModel(nn.Module):
         out[:, order] = same
         return out
 
+    def _bid_evidence(
+        self, history: torch.Tensor, w: torch.Tensor, unseen_by: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The summed log-likelihoods of each opponent's bids this round.
+
+        Returns:
+            ``pairs (G,)``: ``row · (N − 1) + opponent − 1`` of each (observer, opponent)
+            with bids, and ``evidence (G, F·(D+1))``: the log-likelihood of its bids when
+            it holds ``m`` matches of face ``f`` at ``f · (D + 1) + m``.
+        """
+        d, f, s = self.dice_per_player, self.faces, self.num_players - 1
+        row, bid, seat = history[:, :, 1:].nonzero(as_tuple=True)
+        pair = row * s + seat
+        pairs, slot = torch.unique(pair, return_inverse=True)
+        evidence = torch.zeros((len(pairs) * f, d + 1), dtype=self.dtype, device=history.device)
+        if row.numel():
+            follows = self.follows(history.any(2))[row, bid].long()
+            entry = (
+                (w[row] * 2 + follows) * self.length + unseen_by[row, seat + 1]
+            ) * self.num_bids + bid
+            evidence.index_add_(
+                0, slot * f + self.bid_face[bid], self.log_likelihood.index_select(0, entry)
+            )
+        return pairs, evidence.view(len(pairs), f * (d + 1))
+
+    def bid_evidence(self, obs: torch.Tensor) -> torch.Tensor:
+        """What each opponent's bids this round say about its hand, per face and matches.
+
+        Under the bidding model of the module docstring, the log-likelihood of an
+        opponent's bids this round given its hand depends on the hand only through its
+        matches of each bid face; the log posterior of a hand is its log prior plus
+        ``sum over faces f of evidence[f, matches of f in the hand]``.
+
+        Args:
+            obs: ``(B, size)`` observations (layout v1) of the viewers.
+
+        Returns:
+            ``(B, N − 1, F, D + 1)`` log-likelihoods, by opponent (relative seat − 1),
+            face (index ``face − 1``) and matches; 0 for an opponent without bids.
+        """
+        d, p, f = self.dice_per_player, self.num_players, self.faces
+        _, dice, wild, history = parse_observation(obs, self.rules, self.slices)
+        unseen_by = dice.sum(1, keepdim=True) - dice
+        pairs, evidence = self._bid_evidence(history, wild.long(), unseen_by)
+        out = torch.zeros((obs.shape[0] * (p - 1), f * (d + 1)), dtype=self.dtype)
+        out = out.to(obs.device).index_copy(0, pairs, evidence)
+        return out.view(obs.shape[0], p - 1, f, d + 1)
+
     def forward(self, obs: torch.Tensor) -> BeliefOutput:
         """Beliefs of the observers of ``obs`` (``(B, size)`` layout-v1 vectors)."""
         d, p, f = self.dice_per_player, self.num_players, self.faces
@@ -367,19 +415,8 @@ class BeliefModel(nn.Module):
         pair_dice = dice[:, 1:].reshape(-1)
         pair_wild = w.repeat_interleave(s)
         dist = self.prior_matches[pair_wild, pair_dice]
-        row, bid, seat = history[:, :, 1:].nonzero(as_tuple=True)
-        if row.numel():
-            pair = row * s + seat
-            pairs, slot = torch.unique(pair, return_inverse=True)
-            follows = self.follows(history.any(2))[row, bid].long()
-            entry = (
-                (w[row] * 2 + follows) * self.length + unseen_by[row, seat + 1]
-            ) * self.num_bids + bid
-            evidence = torch.zeros((len(pairs) * f, d + 1), dtype=self.dtype, device=obs.device)
-            evidence.index_add_(
-                0, slot * f + self.bid_face[bid], self.log_likelihood.index_select(0, entry)
-            )
-            evidence = evidence.view(len(pairs), f * (d + 1))
+        pairs, evidence = self._bid_evidence(history, w, unseen_by)
+        if pairs.numel():
             held = pair_dice[pairs]
             post_dist = torch.empty_like(evidence)
             for n in range(1, d + 1):  # each dice count has its own block of hands

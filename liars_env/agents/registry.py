@@ -10,6 +10,9 @@ Specs:
   ``probabilistic:challenge_threshold=0.4,bluff_rate=0.1``.
 * ``checkpoint:PATH``: a trained policy folder (needs torch).
 * ``solver``: the exact equilibrium of a small 2-player game (see :mod:`liars_env.solver`).
+* ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
+  at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
+  ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
 * ``MODULE:ATTR``: your own agent, by import path, e.g. ``mypkg.bots:MyBot`` (see below).
 * ``NAME``: your own agent, registered by an installed package under the
   ``liars_dice.agents`` entry-point group, e.g. ``--agents mybot``.
@@ -25,7 +28,7 @@ spec as its name. ``ATTR`` may be dotted (``mypkg.bots:Bots.strong``).
 How a spec is read, in order:
 
 1. the built-in forms above win: ``random``, the bot presets, ``NAME:key=value``
-   settings of a bot preset, ``checkpoint:PATH``; a built-in name before a ``:`` is
+   settings of a bot preset, ``checkpoint:PATH``, ``search:SPEC``; a built-in name before a ``:`` is
    never read as a module (so ``probabilistic:bluff_rate=0.1`` and ``checkpoint:a.b:c``
    keep their meaning);
 2. any other spec with a ``:`` is an import path ``MODULE:ATTR``: ``MODULE`` a dotted
@@ -67,7 +70,14 @@ from liars_env.agents.probabilistic import (
 )
 from liars_env.rules import RuleSet
 
-AGENT_NAMES = ("random", *BOT_PRESETS, "checkpoint:PATH", "solver", "MODULE:ATTR")
+AGENT_NAMES = (
+    "random",
+    *BOT_PRESETS,
+    "checkpoint:PATH",
+    "solver",
+    "search:SPEC",
+    "MODULE:ATTR",
+)
 """Every spec form :func:`make_agent` accepts (plus installed entry-point names)."""
 
 ENTRY_POINT_GROUP = "liars_dice.agents"
@@ -100,6 +110,8 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         from liars_env.agents.checkpoint import CheckpointAgent  # torch, only when asked
 
         return CheckpointAgent.load(arg, rules, seed=seed)
+    if name == "search":
+        return _make_search(spec, rules, seed)
     if name == "random" and not arg:
         return RandomAgent(seed)
     if name == "solver" and not arg:
@@ -117,6 +129,23 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}, or "
         f"{_entry_point_hint()}"
     )
+
+
+def _make_search(spec: str, rules: RuleSet, seed: int | None) -> Agent:
+    """``search:BASE?settings`` (see :mod:`liars_env.agents.search`)."""
+    from liars_env.agents.search import SearchAgent, parse_search_spec  # torch, batched
+
+    base_spec, settings = parse_search_spec(spec)
+    if base_spec.partition(":")[0] == "search":
+        raise ValueError(f"search spec {spec!r}: search over a search agent is not supported")
+    base = make_agent(base_spec, rules, seed=seed)
+    if not callable(getattr(base, "action_probabilities", None)):
+        raise ValueError(
+            f"search spec {spec!r}: the base agent {base_spec!r} has no "
+            "action_probabilities(view), which the search needs (as its prior and its "
+            "model of the players)"
+        )
+    return SearchAgent(base, rules, settings, base_spec=base_spec, seed=seed, name=spec)
 
 
 # --------------------------------------------------------------------- custom agents

@@ -5,7 +5,8 @@ Each player sits in one seat, another in all others, seats rotating. Run
 probabilistic bayes belief checkpoint:checkpoints/perudo_3p``: prints a Markdown table
 (row: the player in one seat; column: the opponent in all other seats; cell: the row's
 win rate) and writes it as JSON with ``--out``. Players are bots (``random``,
-``probabilistic``, ``cautious``, ``bold``, ``bayes``, ``belief``) or ``checkpoint:PATH``.
+``probabilistic``, ``cautious``, ``bold``, ``bayes``, ``belief``), ``checkpoint:PATH`` or
+``search:SPEC`` (search at play time over any of them).
 ``--rows`` plays only the given players in the one seat against every column (a model
 against the bots without the full square; a row may be a player not among the columns),
 and the table gets the mean of each row.

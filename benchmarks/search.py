@@ -1,0 +1,191 @@
+"""Search at play time: latency per decision, strength against budget, exploitability.
+
+Strength against other players is the ladder's (``python -m liars_train.evaluation.ladder
+--rows search:... ...``, see ``docs/search.md``); this script measures the rest:
+
+* ``latency``: seconds per decision of ``search:SPEC`` at its settings on one torch
+  thread, median and 95th percentile, at 2, 3 and 6 players with 5 dice (the searcher
+  in one seat of games its base plays in every other)::
+
+      python benchmarks/search.py latency --players 2 3 6 --decisions 200
+
+* ``budget``: for each budget (playouts per decision), the latency and the win rate of
+  ``search:checkpoint:checkpoints/perudo_{P}p?budget=B`` in one seat against its base in
+  every other (batched, :func:`liars_train.league.play_match`)::
+
+      python benchmarks/search.py budget --players 2 --budgets 40 160 320 640 --games 300
+
+* ``exploit``: the exact exploitability (:func:`liars_env.solver.exploit`) of each base
+  and of ``search:`` over it on a small 2-player game (default: perudo, 1 die, 6 faces)::
+
+      python benchmarks/search.py exploit --bases belief checkpoint:PATH
+
+Every run uses one torch thread (``torch.set_num_threads(1)``) and prints a Markdown
+table; ``--out`` writes the rows as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.agents import make_agent, view_of
+from liars_env.solver import exploit
+
+
+def with_settings(spec: str, settings: str) -> str:
+    """``spec`` with ``settings`` added after its ``?`` (or a new one)."""
+    if not settings:
+        return spec
+    return f"{spec}{',' if '?' in spec else '?'}{settings}"
+
+
+def latency(players: int, spec: str, decisions: int, seed: int = 0) -> dict:
+    """Seconds per decision of ``spec`` in seat 0 of 5-dice perudo games."""
+    rules = RuleSet.preset("perudo", num_players=players)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    agent = make_agent(spec, rules, seed=seed)
+    base = make_agent(spec.partition(":")[2].rpartition("?")[0] or spec.partition(":")[2], rules)
+    times: list[float] = []
+    g = 0
+    while len(times) < decisions:
+        rng = np.random.default_rng([seed, g])
+        state = game.new_game(rng)
+        g += 1
+        while not state.is_over and len(times) < decisions:
+            view = view_of(game, layout, state)
+            if state.current_player == 0:
+                t0 = time.perf_counter()
+                action = agent.act(view)
+                times.append(time.perf_counter() - t0)
+            else:
+                action = base.act(view)
+            game.apply(state, action, rng)
+            if state.dice_left[0] == 0:
+                break
+    return {
+        "players": players,
+        "spec": spec,
+        "decisions": len(times),
+        "median_s": float(np.median(times)),
+        "p95_s": float(np.percentile(times, 95)),
+    }
+
+
+def budget_row(players: int, budget: int, games: int, seed: int, settings: str) -> dict:
+    """Latency and win rate against the base of ``search`` at one budget."""
+    from liars_train.league import member_from_spec, play_match
+
+    rules = RuleSet.preset("perudo", num_players=players)
+    base = f"checkpoint:checkpoints/perudo_{players}p"
+    spec = with_settings(f"search:{base}?budget={budget}", settings)
+    timing = latency(players, spec, 60, seed)
+    t0 = time.perf_counter()
+    match = play_match(
+        member_from_spec(spec, rules, "cpu"),
+        member_from_spec(base, rules, "cpu"),
+        rules,
+        games,
+        seed,
+    )
+    return {
+        **timing,
+        "budget": budget,
+        "games": match["games"],
+        "win_rate": match["win_rate"],
+        "ci95": match["ci95"],
+        "match_seconds": time.perf_counter() - t0,
+    }
+
+
+def exploit_rows(bases: list[str], rules: RuleSet, settings: str) -> list[dict]:
+    """Exact exploitability of each base and of the search over it."""
+    from liars_env.solver import round_states
+
+    _, trees = round_states(rules)
+    rows = []
+    for base in bases:
+        for spec in (base, with_settings(f"search:{base}", settings)):
+            agent = make_agent(spec, rules, seed=0)
+            result = exploit(agent, rules, trees=trees, seats=(0,))  # views are seat-relative
+            rows.append(
+                {
+                    "spec": spec,
+                    "exploitability": result.exploitability,
+                    "queries": result.queries,
+                    "seconds": result.seconds,
+                }
+            )
+            print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``python benchmarks/search.py {latency,budget,exploit} ...``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    lat = sub.add_parser("latency")
+    lat.add_argument("--players", type=int, nargs="+", default=[2, 3, 6])
+    lat.add_argument("--decisions", type=int, default=200)
+    lat.add_argument("--settings", default="", help="search settings, key=value,...")
+    bud = sub.add_parser("budget")
+    bud.add_argument("--players", type=int, default=2)
+    bud.add_argument("--budgets", type=int, nargs="+", default=[40, 160, 320, 640])
+    bud.add_argument("--games", type=int, default=300)
+    bud.add_argument("--settings", default="")
+    exp = sub.add_parser("exploit")
+    exp.add_argument("--bases", nargs="+", default=["belief"])
+    exp.add_argument("--dice", type=int, default=1)
+    exp.add_argument("--faces", type=int, default=6)
+    exp.add_argument("--settings", default="")
+    for p in (lat, bud, exp):
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--out")
+    ns = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    if ns.what == "latency":
+        rows = [
+            latency(
+                p,
+                with_settings(f"search:checkpoint:checkpoints/perudo_{p}p", ns.settings),
+                ns.decisions,
+                ns.seed,
+            )
+            for p in ns.players
+        ]
+        print("| players | decisions | median s | 95th percentile s |\n|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['players']} | {r['decisions']} | {r['median_s']:.3f} | {r['p95_s']:.3f} |")
+    elif ns.what == "budget":
+        rows = []
+        for b in ns.budgets:
+            rows.append(budget_row(ns.players, b, ns.games, ns.seed, ns.settings))
+            print(rows[-1], flush=True)
+        print("| budget | median s | 95th pct s | games | win rate vs base [95% CI] |")
+        print("|---|---|---|---|---|")
+        for r in rows:
+            print(
+                f"| {r['budget']} | {r['median_s']:.3f} | {r['p95_s']:.3f} | {r['games']} | "
+                f"{r['win_rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] |"
+            )
+    else:
+        rules = RuleSet.preset("perudo", num_players=2, dice_per_player=ns.dice, faces=ns.faces)
+        rows = exploit_rows(ns.bases, rules, ns.settings)
+        print("| agent | exact exploitability | queries | seconds |\n|---|---|---|---|")
+        for r in rows:
+            print(
+                f"| {r['spec']} | {r['exploitability']:.4f} | {r['queries']} | {r['seconds']:.0f} |"
+            )
+    if ns.out:
+        Path(ns.out).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,772 @@
+"""Search at play time: ``search:SPEC``, any player made stronger by looking ahead.
+
+At each decision the :class:`SearchAgent` does what the strongest programs for
+imperfect-information games do at decision time (ReBeL, Student of Games, Pluribus's
+depth-limited search), in the simplest form that fits Liar's Dice, where the only unknown
+is the other players' dice:
+
+1. **Belief.** It weighs every hand each opponent might hold by how likely that
+   opponent's bids this round were with it, and samples ``samples`` deals of the hidden
+   dice from those weights. The model of how players bid is the base agent itself
+   (``belief=policy``: the base policy's own probability of each bid, asked at the
+   position the bidder was in, holding the hand in question) or, where asking the
+   base for every hand is too slow (the scalar bots), the belief model of
+   :mod:`liars_env.agents.belief` (``belief=model``). Given the public bids the opponents'
+   hands are independent (each bid depends only on its bidder's own hand and the public
+   history), so each opponent's weights are computed on their own: exactly, by
+   enumerating its hands (multisets of faces, 252 for 5 dice of 6 faces).
+2. **Rollouts.** Its candidate moves are the base agent's ``candidates`` most likely bids
+   plus every legal call. For every candidate and sampled deal (``rollouts`` times) it
+   starts a game at the position on the batched engine
+   (:meth:`liars_env.batched.BatchedEnv.set_positions`), plays the candidate, and lets the
+   base agent play every seat: to the end of the round and up to the searcher's next
+   decision (``depth=round``), where the base's value head scores the position (or, for
+   a base without one, the dice it leaves: see :func:`dice_value`), or to the end of the
+   game (``depth=game``). Leaving the game counts as a loss at once, winning it as a win.
+3. **Choice.** With ``Q(a)`` the mean return of candidate ``a`` and ``π(a)`` the base
+   agent's probability of it, the search plays
+
+   ``π_search(a) ∝ (π(a) + 0.001)^α · exp(Q(a) / τ)``
+
+   over the candidates (0 elsewhere), ``α = prior`` and ``τ = temperature``. With
+   ``α = 1`` (the default) this is the policy that maximises
+   ``E[Q] − τ · KL(π_search ‖ π)``, a regularised policy improvement; a smaller ``α``
+   and ``τ`` let the values overrule a confident base more easily. The default
+   (``α = 1, τ = 0.1``) is the setting measured not to lose strength against the bots;
+   ``α = 0.5, τ = 0.02`` gains far more against the base itself and loses to the bots
+   (``docs/search.md`` has the figures).
+   :meth:`SearchAgent.action_probabilities` returns this distribution, so
+   :func:`liars_env.solver.exploit` measures the search exactly on small games;
+   :meth:`SearchAgent.act` samples from it.
+
+Settings, in the spec after a ``?`` as ``key=value`` items separated by commas (the
+items of a bot spec, ``NAME:key=value,...``): ``search:checkpoint:checkpoints/perudo_3p``,
+``search:belief?samples=128,temperature=0.05``. See :class:`SearchSettings` for each key
+and its default. Every random draw of a search comes from generators seeded by
+``seed`` and the position, so the distribution at a position is a function of the
+position (and the same seed plays the same moves).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass, fields, replace
+from itertools import combinations_with_replacement
+from typing import Any
+
+import numpy as np
+import torch
+
+from liars_env.agents.base import PlayerView
+from liars_env.agents.batched import check_batched_bot_spec, make_batched_bot
+from liars_env.agents.belief import BeliefModel
+from liars_env.agents.probabilistic import BOT_PRESETS, bot_params
+from liars_env.batched import BatchedEnv
+from liars_env.batched.kernels import known_matches, round_wild, wild_faces
+from liars_env.engine import GameState, LiarsDiceGame
+from liars_env.observation import ObservationLayout, view_of
+from liars_env.rules import RuleSet, loser_reward
+
+PRIOR_FLOOR = 1e-3
+"""Added to the base's probability of every candidate in the choice rule, so that the
+values can still pick a move the base all but rules out (a call it never makes)."""
+
+DEPTHS = ("round", "game")
+"""Values of the ``depth`` setting."""
+
+BELIEFS = ("auto", "policy", "model")
+"""Values of the ``belief`` setting."""
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The settings of a search (``search:SPEC?key=value,...``)."""
+
+    samples: int = 64
+    """Deals of the hidden dice sampled from the belief per decision."""
+    rollouts: int = 1
+    """Playouts per candidate and deal."""
+    candidates: int = 4
+    """The base agent's most likely bids searched (every legal call is searched too)."""
+    depth: str = "round"
+    """``round``: play to the searcher's first decision after the round and score it
+    (value head, or the dice left); ``game``: play to the end of the game."""
+    temperature: float = 0.1
+    """``τ`` of the choice rule (see the module docstring); smaller is greedier."""
+    prior: float = 1.0
+    """``α``, the weight of the base's probabilities in the choice rule (1: the
+    KL-regularised rule; 0: a softmax of the values alone over the candidates)."""
+    belief: str = "auto"
+    """How opponents are modelled: ``policy`` (the base agent's own probabilities),
+    ``model`` (the belief model), ``auto`` (``policy`` for a checkpoint, ``model``
+    otherwise: asking a scalar bot for every hand is slow)."""
+    floor: float = 0.01
+    """Share of a uniform choice mixed into the modelled bids (a real opponent is not
+    the base agent: no hand is ruled out by one bid)."""
+    seed: int = 0
+    """Seeds every draw (with the position)."""
+    budget: int = 0
+    """Playouts per decision (``0``: not set). When set, ``samples`` is derived from it:
+    the budget split over the candidates and rollouts (at least one deal)."""
+
+    def __post_init__(self) -> None:
+        for name in ("samples", "rollouts", "candidates"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"search setting {name} must be a positive int, got {value!r}")
+        for name in ("seed", "budget"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise ValueError(f"search setting {name} must be an int >= 0, got {value!r}")
+        if self.depth not in DEPTHS:
+            raise ValueError(f"search setting depth must be one of {DEPTHS}, got {self.depth!r}")
+        if self.belief not in BELIEFS:
+            raise ValueError(f"search setting belief must be one of {BELIEFS}, got {self.belief!r}")
+        if not (isinstance(self.temperature, float) and 0 < self.temperature < math.inf):
+            raise ValueError(
+                f"search setting temperature must be a positive number, got {self.temperature!r}"
+            )
+        if not (isinstance(self.prior, float) and 0.0 <= self.prior < math.inf):
+            raise ValueError(f"search setting prior must be a number >= 0, got {self.prior!r}")
+        if not (isinstance(self.floor, float) and 0.0 <= self.floor < 1.0):
+            raise ValueError(f"search setting floor must lie in [0, 1), got {self.floor!r}")
+
+
+def parse_search_spec(spec: str) -> tuple[str, SearchSettings]:
+    """The base spec and the settings of a ``search:`` spec.
+
+    Example:
+        >>> base, settings = parse_search_spec("search:belief?samples=32,temperature=0.2")
+        >>> base, settings.samples, settings.temperature, settings.candidates
+        ('belief', 32, 0.2, 4)
+        >>> parse_search_spec("search:belief?sample=32")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: search spec 'search:belief?sample=32': unknown setting 'sample'; ...
+
+    Raises:
+        ValueError: for a spec that is not ``search:BASE[?key=value,...]``, an unknown
+            key, a value of the wrong type or out of range, or both ``samples`` and
+            ``budget`` set.
+    """
+    name, colon, rest = spec.partition(":")
+    if name != "search" or not colon:
+        raise ValueError(f"a search spec is 'search:BASE[?key=value,...]', got {spec!r}")
+    base, question, items = rest.rpartition("?") if "?" in rest else (rest, "", "")
+    if not base:
+        raise ValueError(
+            f"search spec {spec!r} names no base agent; expected e.g. "
+            "'search:checkpoint:checkpoints/perudo_3p' or 'search:belief?samples=128'"
+        )
+    known = {f.name: f for f in fields(SearchSettings)}
+    settings: dict[str, Any] = {}
+    for item in items.split(",") if items else []:
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if key not in known:
+            raise ValueError(
+                f"search spec {spec!r}: unknown setting {key!r}; expected key=value with "
+                f"key one of {', '.join(known)}"
+            )
+        if not eq:
+            raise ValueError(f"search spec {spec!r}: setting {key!r} needs a value (key=value)")
+        kind = type(getattr(SearchSettings, key))
+        try:
+            settings[key] = kind(value) if kind is not int else _int(value)
+        except ValueError:
+            raise ValueError(
+                f"search spec {spec!r}: setting {key} must be {kind.__name__}, got {value!r}"
+            ) from None
+    if "samples" in settings and settings.get("budget"):
+        raise ValueError(f"search spec {spec!r}: set samples or budget, not both")
+    try:
+        return base, SearchSettings(**settings)
+    except ValueError as exc:
+        raise ValueError(f"search spec {spec!r}: {exc}") from None
+
+
+def _int(text: str) -> int:
+    value = float(text)
+    if value != int(value):
+        raise ValueError(text)
+    return int(value)
+
+
+def dice_value(dice_left: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+    """A position's value to ``seat`` from the dice alone (for a base without a value head).
+
+    The seat's share of the dice in play, ``s``, taken as its chance to win and turned
+    into an expected return: ``s · 1 + (1 − s) · (−1/(N − 1))``. Exact where the round
+    decides the game; a crude but monotone score elsewhere.
+
+    Args:
+        dice_left: ``(B, N)`` dice per seat.
+        seat: ``(B,)`` the seat valued.
+
+    Example:
+        >>> dice_value(torch.tensor([[3, 1], [0, 2]]), torch.tensor([0, 0])).tolist()
+        [0.5, -1.0]
+    """
+    n = dice_left.shape[1]
+    share = dice_left.gather(1, seat[:, None]).squeeze(1) / dice_left.sum(1)
+    return share * (1 + 1 / (n - 1)) - 1 / (n - 1)
+
+
+# --------------------------------------------------------------------------- bases
+class _Base:
+    """What the search asks of its base agent (one adapter per kind of agent)."""
+
+    has_value = False
+
+    def __init__(self, agent: Any, rules: RuleSet) -> None:
+        self.agent = agent
+        self.rules = rules
+
+    def probabilities(self, views: list[PlayerView]) -> np.ndarray:
+        """The base's action distributions at ``views``, ``(len, A)``."""
+        batch = getattr(self.agent, "action_probabilities_batch", None)
+        if batch is not None:
+            return np.asarray(batch(views), dtype=np.float64)
+        return np.stack([_as_numpy(self.agent.action_probabilities(v)) for v in views])
+
+    def bid_log_probabilities(
+        self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor, views: Any
+    ) -> torch.Tensor:
+        """``log π(action | position)`` of many positions (``views()`` builds them)."""
+        probs = self.probabilities(views())
+        picked = probs[np.arange(len(probs)), actions.numpy()]
+        return torch.from_numpy(np.log(np.maximum(picked, 1e-300)))
+
+    def reseed(self, seed: int) -> None:
+        """Seeds the rollouts' own draws."""
+
+    def rollout(self, env: BatchedEnv, obs, mask, rows, generator) -> torch.Tensor:
+        """Actions of the acting players of ``env``'s games ``rows``."""
+        raise NotImplementedError
+
+    def values(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The value head at ``obs`` (bases with one)."""
+        raise NotImplementedError
+
+
+class _NetworkBase(_Base):
+    """A checkpoint: its network decides rollouts, weighs hands and scores positions."""
+
+    has_value = True
+
+    def __init__(self, agent: Any, rules: RuleSet) -> None:
+        super().__init__(agent, rules)
+        self.model = agent.model
+
+    def probabilities(self, views: list[PlayerView]) -> np.ndarray:
+        obs = torch.from_numpy(np.stack([v.observation for v in views]))
+        mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
+        with torch.no_grad():
+            return torch.softmax(self.model(obs, mask)[0].double(), -1).numpy()
+
+    def bid_log_probabilities(self, obs, mask, actions, views) -> torch.Tensor:
+        with torch.no_grad():
+            logits, _ = self.model(obs, mask)
+            return torch.log_softmax(logits.double(), -1).gather(1, actions[:, None])[:, 0]
+
+    def rollout(self, env, obs, mask, rows, generator) -> torch.Tensor:
+        from liars_env.agents.policy import sample_actions
+
+        logits, _ = self.model(obs[rows], mask[rows])
+        return sample_actions(logits, generator)
+
+    def values(self, obs, mask) -> torch.Tensor:
+        return self.model(obs, mask)[1].double()
+
+
+class _BotBase(_Base):
+    """A bot with a batched twin (:mod:`liars_env.agents.batched`) for the rollouts."""
+
+    def __init__(self, agent: Any, rules: RuleSet, spec: str) -> None:
+        super().__init__(agent, rules)
+        self.spec = spec
+        self._bots: dict[int, Any] = {}
+        self._seed = 0
+
+    def reseed(self, seed: int) -> None:
+        self._seed = seed
+        for bot in self._bots.values():
+            bot.generator.manual_seed(seed)
+
+    def rollout(self, env, obs, mask, rows, generator) -> torch.Tensor:
+        bot = self._bots.get(id(env))
+        if bot is None or bot.env is not env:
+            bot = self._bots[id(env)] = make_batched_bot(env, self.spec, self._seed)
+        return bot.act(mask, rows, obs)
+
+
+class _ScalarBase(_Base):
+    """Any agent with ``action_probabilities``: rollouts ask it game by game (slow)."""
+
+    def __init__(self, agent: Any, rules: RuleSet) -> None:
+        super().__init__(agent, rules)
+        self.game = LiarsDiceGame(rules)
+        self.layout = ObservationLayout(rules)
+
+    def rollout(self, env, obs, mask, rows, generator) -> torch.Tensor:
+        states = env.states(rows)
+        probs = self.probabilities([view_of(self.game, self.layout, s) for s in states])
+        u = torch.rand(len(states), generator=generator, dtype=torch.float64).numpy()
+        cumulative = np.cumsum(probs, 1)
+        picks = (cumulative < (u * cumulative[:, -1])[:, None]).sum(1)
+        return torch.from_numpy(np.minimum(picks, probs.shape[1] - 1))
+
+
+def _as_numpy(probs: Any) -> np.ndarray:
+    if isinstance(probs, torch.Tensor):
+        return probs.detach().double().cpu().numpy()
+    return np.asarray(probs, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- search
+@dataclass
+class SearchResult:
+    """One decision's search, for inspection.
+
+    Attributes:
+        candidates: The candidate action ids.
+        prior: The base agent's probability of each candidate.
+        values: The mean return of each candidate.
+        probabilities: The search's distribution over every action.
+    """
+
+    candidates: np.ndarray
+    prior: np.ndarray
+    values: np.ndarray
+    probabilities: np.ndarray
+
+
+class SearchAgent:
+    """The base agent ``base`` with search at every decision (see the module docstring).
+
+    Args:
+        base: The base agent; it needs ``action_probabilities(view)``.
+        rules: The game.
+        settings: The search's settings.
+        base_spec: The base's spec: a bot spec gets its batched twin for the rollouts,
+            ``checkpoint:PATH`` its network; any other agent is asked game by game.
+        seed: Seeds :meth:`act`'s draw from the search's distribution.
+        name: Display name.
+
+    Attributes:
+        oracle: Test-only: a function from a view to every seat's true dice; when set,
+            the search plays out the true deal instead of sampling deals (a searcher
+            that sees the hidden dice, as an upper bound on what sampling can give).
+    """
+
+    ROW_LIMIT = 1 << 15
+    """Most rollout games one batch holds (larger searches are split into chunks)."""
+
+    def __init__(
+        self,
+        base: Any,
+        rules: RuleSet,
+        settings: SearchSettings | None = None,
+        base_spec: str = "",
+        seed: int | None = None,
+        name: str = "search",
+    ) -> None:
+        if not callable(getattr(base, "action_probabilities", None)):
+            raise ValueError(
+                f"search needs a base agent with action_probabilities(view); "
+                f"{base_spec or getattr(base, 'name', base)!r} has none"
+            )
+        if isinstance(base, SearchAgent):
+            raise ValueError("search over a search agent is not supported")
+        if rules.hand != "common":
+            raise ValueError("search needs hand='common' (the batched engine's rules)")
+        self.rules = rules
+        self.settings = settings or SearchSettings()
+        self.name = name
+        self.base_agent = base
+        self.base_spec = base_spec
+        if base_spec.startswith("checkpoint:") and hasattr(base, "model"):
+            self.base: _Base = _NetworkBase(base, rules)
+        elif _is_batched_bot(base_spec):
+            self.base = _BotBase(base, rules, base_spec)
+        else:
+            self.base = _ScalarBase(base, rules)
+        belief = self.settings.belief
+        if belief == "auto":
+            belief = "policy" if isinstance(self.base, _NetworkBase) else "model"
+        self.belief = belief
+        self.game = LiarsDiceGame(rules)
+        self.layout = ObservationLayout(rules)
+        self.codec = self.game.codec
+        if belief == "model":
+            params = BOT_PRESETS["belief"]
+            if base_spec.partition(":")[0] == "belief":
+                params = bot_params(base_spec)[1]
+            self.model = BeliefModel(
+                rules, params.bluff_floor, params.evidence, params.follow_evidence, torch.float64
+            )
+        self._hands = [_hand_table(n, rules.faces) for n in range(1, rules.dice_per_player + 1)]
+        self._hands.insert(0, (np.zeros((1, 0), np.int64), np.zeros(1)))
+        self._own_values = torch.tensor(self.layout.own_dice_values, dtype=torch.float32)
+        self._envs: OrderedDict[int, BatchedEnv] = OrderedDict()
+        self.oracle = None
+        self.rng = np.random.default_rng(seed)
+
+    # ------------------------------------------------------------------ agent
+    def reset(self, seed: int | None = None) -> None:
+        """Reseeds :meth:`act`'s draws (the search's own draws depend on the position)."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, view: PlayerView) -> int:
+        """Searches and samples a move from :meth:`action_probabilities`."""
+        probs = self.action_probabilities(view)
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+    def action_probabilities(self, view: PlayerView) -> np.ndarray:
+        """The search's distribution at ``view`` (a function of the view and ``seed``)."""
+        return self.search([view])[0].probabilities
+
+    def action_probabilities_batch(self, views: list[PlayerView]) -> np.ndarray:
+        """:meth:`action_probabilities` of many views in one batched search, ``(len, A)``.
+
+        The draws are seeded by ``seed`` and all the views together, so a view's row is
+        a function of the batch it is asked in (exactly what
+        :func:`liars_env.solver.exploit` needs: it asks every information state once and
+        measures the table it was given); :meth:`action_probabilities` asks one view alone.
+        """
+        return np.stack([r.probabilities for r in self.search(views)])
+
+    def act_batch(self, env: BatchedEnv, rows: torch.Tensor, generator: torch.Generator):
+        """Moves for the acting players of ``env``'s games ``rows`` (one batched search)."""
+        states = env.states(rows)
+        results = self.search([view_of(self.game, self.layout, s) for s in states])
+        probs = torch.from_numpy(np.stack([r.probabilities for r in results]))
+        return torch.multinomial(probs, 1, generator=generator).squeeze(1).to(env.device)
+
+    # ------------------------------------------------------------------ search
+    def search(self, views: list[PlayerView]) -> list[SearchResult]:
+        """Searches at every view (in batches of rollout games); see the module docstring."""
+        out: list[SearchResult] = []
+        per_view = self._playouts_per_view()
+        step = max(1, self.ROW_LIMIT // per_view)
+        for start in range(0, len(views), step):
+            out += self._search(views[start : start + step])
+        return out
+
+    def _width(self) -> int:
+        """Candidates per decision: the bids searched and the calls."""
+        return self.settings.candidates + (1 if self.codec.exact is None else 2)
+
+    def _samples(self) -> int:
+        """Deals per decision (from ``budget`` where it is set)."""
+        s = self.settings
+        if s.budget:
+            return max(1, s.budget // (self._width() * s.rollouts))
+        return s.samples
+
+    def _playouts_per_view(self) -> int:
+        return self._width() * self._samples() * self.settings.rollouts
+
+    def _search(self, views: list[PlayerView]) -> list[SearchResult]:
+        s, codec, rules = self.settings, self.codec, self.rules
+        seed = _seed_of(s.seed, views)
+        prior = self.base.probabilities(views)  # (V, A)
+        calls = [a for a in (codec.challenge, codec.exact) if a is not None]
+        width = self._width()
+        cand = np.zeros((len(views), width), np.int64)
+        valid = np.zeros((len(views), width), bool)
+        for i, view in enumerate(views):
+            legal = view.mask > 0
+            bids = np.flatnonzero(legal[: codec.num_bids])
+            order = bids[np.argsort(-prior[i, bids], kind="stable")][: s.candidates]
+            moves = list(order) + [a for a in calls if legal[a]]
+            cand[i, : len(moves)] = moves
+            cand[i, len(moves) :] = moves[0]
+            valid[i, : len(moves)] = True
+        samples, reps = self._samples(), s.rollouts
+        generator = torch.Generator().manual_seed(seed)
+        deals = self._deals(views, samples, generator)  # (V, W, P, D)
+        # rollout games: (view, candidate, deal, rollout), flat
+        v_count = len(views)
+        per_view = width * samples * reps
+        total = v_count * per_view
+        env = self._env(total)
+        env.generator.manual_seed(seed + 1)
+        self.base.reseed(seed + 2)
+        gen = torch.Generator().manual_seed(seed + 3)
+        # rollout game g: view g // per_view, candidate (g // (W·R)) % C, deal (g // R) % W
+        g = np.arange(total)
+        at_view = g // per_view
+        at_cand = (g // (samples * reps)) % width
+        at_deal = (g // reps) % samples
+        longest = max(len(v.bids) for v in views)
+        bid_rows = np.full((v_count, longest), -1, np.int64)
+        had = np.zeros((v_count, rules.num_players), bool)
+        for i, v in enumerate(views):
+            for k, (_, quantity, face) in enumerate(v.bids):
+                bid_rows[i, k] = codec.encode_bid(quantity, face)
+            had[i, v.opener] = v.palifico  # the only palifico flag a view implies
+
+        def per(values: list) -> np.ndarray:
+            return np.asarray(values)[at_view]
+
+        env.set_positions(
+            torch.arange(total),
+            dice=deals[at_view, at_deal],
+            dice_left=per([v.dice_left for v in views]),
+            opener=per([v.opener for v in views]),
+            bids=bid_rows[at_view],
+            palifico=per([v.palifico for v in views]),
+            had_palifico=had[at_view],
+        )
+        me = torch.as_tensor(per([v.seat for v in views]))
+        first = torch.as_tensor(cand[at_view, at_cand])
+        values = self._play(env, me, first, gen)
+        q = values.view(v_count, width, samples * reps).mean(2).numpy()
+        results = []
+        for i in range(v_count):
+            moves, ok = cand[i][valid[i]], valid[i]
+            pri = prior[i, moves]
+            qi = q[i][ok]
+            logits = s.prior * np.log(pri + PRIOR_FLOOR) + qi / s.temperature
+            weights = np.exp(logits - logits.max())
+            probs = np.zeros(codec.num_actions)
+            probs[moves] = weights / weights.sum()
+            results.append(SearchResult(moves, pri, qi, probs))
+        return results
+
+    def _env(self, size: int) -> BatchedEnv:
+        env = self._envs.get(size)
+        if env is None:
+            env = BatchedEnv(self.rules, num_envs=size, seed=0, check_actions=False)
+            self._envs[size] = env
+            while len(self._envs) > 4:
+                self._envs.popitem(last=False)
+        self._envs.move_to_end(size)
+        return env
+
+    @torch.no_grad()
+    def _play(
+        self, env: BatchedEnv, me: torch.Tensor, first: torch.Tensor, gen: torch.Generator
+    ) -> torch.Tensor:
+        """Plays ``first`` then the base in every seat; the return of seat ``me`` per game."""
+        n = env.num_envs
+        by_depth = self.settings.depth == "round"
+        lose = loser_reward(self.rules.num_players)
+        value = torch.zeros(n, dtype=torch.float64)
+        live = torch.ones(n, dtype=torch.bool)
+        round_over = torch.zeros(n, dtype=torch.bool)
+        actions = first
+        rows = torch.arange(n)
+        for _ in range(100_000):
+            obs, mask, rewards, dones, info = env.step(actions, live)
+            mine = rewards.gather(1, me[:, None]).squeeze(1).double()
+            out = live & ~dones & (env.dice_left.gather(1, me[:, None]).squeeze(1) == 0)
+            value = torch.where(live & dones, mine, value)
+            value = torch.where(out, torch.full_like(value, lose), value)
+            live &= ~dones & ~out
+            round_over |= info["called"] & live
+            if by_depth:
+                leaf = live & round_over & (env.current_player == me)
+                if bool(leaf.any()):
+                    at = leaf.nonzero().squeeze(1)
+                    if self.base.has_value:
+                        scores = self.base.values(obs[at], mask[at])
+                    else:
+                        scores = dice_value(env.dice_left[at], me[at]).double()
+                    value[at] = scores
+                    live &= ~leaf
+            if not bool(live.any()):
+                return value
+            at = rows[live]
+            actions = torch.zeros(n, dtype=torch.long)
+            actions[at] = self.base.rollout(env, obs, mask, at, gen).long()
+        raise RuntimeError("rollouts did not finish")  # pragma: no cover
+
+    # ------------------------------------------------------------------ belief
+    def _deals(self, views: list[PlayerView], samples: int, gen: torch.Generator) -> np.ndarray:
+        """``(V, W, P, D)`` sampled deals: the viewer's own dice and sampled hands."""
+        rules = self.rules
+        p, d = rules.num_players, rules.dice_per_player
+        deals = np.zeros((len(views), samples, p, d), np.int64)
+        posteriors = self.hand_posteriors(views)
+        for i, view in enumerate(views):
+            deals[i, :, view.seat, : len(view.dice)] = view.dice
+            truth = self.oracle(view) if self.oracle is not None else None
+            for seat, (hands, probs) in posteriors[i].items():
+                if truth is not None:
+                    deals[i, :, seat, : len(truth[seat])] = truth[seat]
+                    continue
+                pick = torch.multinomial(torch.from_numpy(probs), samples, True, generator=gen)
+                deals[i, :, seat, : hands.shape[1]] = hands[pick.numpy()]
+        return deals
+
+    def hand_posteriors(
+        self, views: list[PlayerView]
+    ) -> list[dict[int, tuple[np.ndarray, np.ndarray]]]:
+        """Each opponent's weights over its possible hands, per view.
+
+        Returns:
+            For each view, ``{seat: (hands, probs)}`` for every other seat holding dice:
+            ``hands (H, n)`` its possible hands (sorted faces, one row per multiset) and
+            ``probs (H,)`` their posterior probabilities: the multinomial prior times the
+            modelled probability of each of its bids this round (see ``belief``).
+        """
+        out: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        jobs = []  # (view index, seat, bid positions)
+        for i, view in enumerate(views):
+            out.append({})
+            for seat, n in enumerate(view.dice_left):
+                if seat == view.seat or n == 0:
+                    continue
+                made = [t for t, b in enumerate(view.bids) if b[0] == seat]
+                hands, log_prior = self._hands[n]
+                out[i][seat] = (hands, log_prior)
+                if made:
+                    jobs.append((i, seat, made))
+        if jobs:
+            logs = (
+                self._policy_likelihoods(views, jobs)
+                if self.belief == "policy"
+                else self._model_likelihoods(views, jobs)
+            )
+            for (i, seat, _), log_like in zip(jobs, logs, strict=True):
+                hands, log_prior = out[i][seat]
+                out[i][seat] = (hands, log_prior + log_like)
+        for posts in out:
+            for seat, (hands, log_post) in posts.items():
+                w = np.exp(log_post - log_post.max())
+                posts[seat] = (hands, w / w.sum())
+        return out
+
+    def _policy_likelihoods(self, views, jobs) -> list[np.ndarray]:
+        """Log-likelihood of each hand: the base's probability of each of its bids."""
+        s, codec, layout = self.settings, self.codec, self.layout
+        own = layout.slices["own_dice"]
+        obs_parts, masks, actions, sizes, states = [], [], [], [], []
+        for i, seat, made in jobs:
+            view = views[i]
+            hands, _ = self._hands[view.dice_left[seat]]
+            counts = self._own_counts(hands)
+            for t in made:
+                state = GameState(
+                    dice=[[] for _ in view.dice_left],
+                    dice_left=list(view.dice_left),
+                    current_player=seat,
+                    opener=view.opener,
+                    bids=list(view.bids[:t]),
+                    palifico=view.palifico,
+                )
+                template = torch.from_numpy(layout.encode(state, seat))
+                block = template.repeat(len(hands), 1)
+                block[:, own] = self._own_values[counts]
+                obs_parts.append(block)
+                masks.append(
+                    torch.from_numpy(self.game.legal_mask(state) > 0).repeat(len(hands), 1)
+                )
+                actions.append(torch.full((len(hands),), codec.encode_bid(*view.bids[t][1:])))
+                sizes.append(len(hands))
+                states.append((state, hands, seat))
+        obs, mask, action = torch.cat(obs_parts), torch.cat(masks), torch.cat(actions)
+
+        def scalar_views() -> list[PlayerView]:
+            out = []
+            for state, hands, seat in states:
+                for hand in hands:
+                    held = GameState(
+                        dice=[list(hand) if k == seat else [] for k in range(len(state.dice))],
+                        dice_left=state.dice_left,
+                        current_player=seat,
+                        opener=state.opener,
+                        bids=state.bids,
+                        palifico=state.palifico,
+                    )
+                    out.append(view_of(self.game, self.layout, held, seat))
+            return out
+
+        log_p = self.base.bid_log_probabilities(obs, mask, action, scalar_views).double()
+        if s.floor > 0:
+            legal = mask.sum(1).double()
+            log_p = torch.log((1 - s.floor) * log_p.exp() + s.floor / legal)
+        pieces = log_p.split(sizes)
+        out, k = [], 0
+        for _, _, made in jobs:
+            total = sum(pieces[k + j] for j in range(len(made)))
+            out.append(total.numpy())
+            k += len(made)
+        return out
+
+    def _model_likelihoods(self, views, jobs) -> list[np.ndarray]:
+        """Log-likelihood of each hand under the belief model's bidding model."""
+        f = self.rules.faces
+        order = {i: k for k, i in enumerate(dict.fromkeys(j[0] for j in jobs))}
+        obs = torch.from_numpy(np.stack([views[i].observation for i in order]))
+        evidence = self.model.bid_evidence(obs.double())  # (B, N−1, F, D+1)
+        wild = round_wild(self.rules, torch.tensor([views[i].palifico for i in order]))
+        out = []
+        for i, seat, _ in jobs:
+            view = views[i]
+            hands, _ = self._hands[view.dice_left[seat]]
+            counts = torch.as_tensor(self._own_counts(hands))
+            k = order[i]
+            wilds = wild_faces(wild[k : k + 1].expand(len(hands)), f, wild_die=self.rules.wild_die)
+            matches = known_matches(counts, wilds, wild_die=self.rules.wild_die)  # (H, F)
+            rel = (seat - view.seat) % self.rules.num_players - 1
+            ev = evidence[k, rel]  # (F, D+1)
+            out.append(ev.gather(1, matches.T).sum(0).numpy())
+        return out
+
+    def _own_counts(self, hands: np.ndarray) -> np.ndarray:
+        """``(H, F)`` dice of each face in each hand."""
+        f = self.rules.faces
+        counts = np.zeros((len(hands), f), np.int64)
+        for face in range(1, f + 1):
+            counts[:, face - 1] = (hands == face).sum(1)
+        return counts
+
+
+def _hand_table(n: int, faces: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every hand of ``n`` dice as sorted faces ``(H, n)`` and its log prior ``(H,)``."""
+    hands = np.array(list(combinations_with_replacement(range(1, faces + 1), n)), np.int64)
+    hands = hands.reshape(-1, n)
+    log_prior = np.zeros(len(hands))
+    for h, hand in enumerate(hands):
+        _, counts = np.unique(hand, return_counts=True)
+        log_prior[h] = (
+            math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in counts) - n * math.log(faces)
+        )
+    return hands, log_prior
+
+
+def _seed_of(seed: int, views: list[PlayerView]) -> int:
+    """A seed from ``seed`` and the positions (what each viewer knows)."""
+    key = repr([(v.seat, v.dice, v.dice_left, v.bids, v.opener, v.palifico) for v in views])
+    return int(np.random.SeedSequence([seed, zlib.crc32(key.encode())]).generate_state(1)[0])
+
+
+def _is_batched_bot(spec: str) -> bool:
+    try:
+        check_batched_bot_spec(spec)
+    except ValueError:
+        return False
+    return True
+
+
+def replace_settings(agent: SearchAgent, **changes: Any) -> SearchAgent:
+    """A search over the same base agent (no reload) with some settings changed.
+
+    Example:
+        >>> from liars_env.agents import make_agent
+        >>> agent = make_agent("search:probabilistic", RuleSet.preset("perudo"))
+        >>> replace_settings(agent, samples=8).settings.samples
+        8
+    """
+    return SearchAgent(
+        agent.base_agent,
+        agent.rules,
+        replace(agent.settings, **changes),
+        base_spec=agent.base_spec,
+        name=agent.name,
+    )
