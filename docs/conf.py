@@ -39,7 +39,7 @@ nitpick_ignore_regex = [
     (r"py:.*", r"(np|numpy|torch|gymnasium|pettingzoo|collections|typing|pathlib|argparse)\..*"),
     (
         r"py:.*",
-        r"(importlib|pyspiel|starlette)\..*|ResetNeeded|_\w+",
+        r"(importlib|pyspiel|starlette)\..*|ResetNeeded|(\w+\.)*_\w+",
     ),  # other libraries; private names
     (r"py:.*", r"(ndarray|Tensor|Path|Any|Callable|Sequence|Iterable|Iterator|Mapping)"),
     (r"py:.*", r"(ModuleType|TextIO|NamedTuple|Protocol|Generator|Namespace)"),
