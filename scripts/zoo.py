@@ -257,8 +257,9 @@ def render_models_page(evals: list[dict]) -> str:
         "```python",
         "from liars_env import RuleSet",
         "from liars_env.agents import make_agent",
+        "",
         'agent = make_agent("checkpoint:checkpoints/perudo_3p", '
-        'RuleSet.preset("perudo", num_players=3), seed=0)',
+        'RuleSet.preset("perudo", num_players=3))',
         "```",
         "",
         "`agent.act(view)` returns its action for a player's view; a checkpoint loads only "
