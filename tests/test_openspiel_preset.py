@@ -232,6 +232,22 @@ def test_our_exploitability_of_a_fixed_policy_is_openspiels(faces):
     assert expected > 0.1
 
 
+def test_one_seat_is_not_taken_for_both_when_player_0_always_opens():
+    """Views are seat-relative, but under OpenSpiel's rules seat 0 always opens: asking
+    for one seat (as the benchmarks do for speed) still measures both."""
+    from liars_env.agents import make_agent
+    from liars_env.solver import interchangeable_seats
+
+    rules, theirs = preset(1, 4), native(1, 4)
+    assert not interchangeable_seats(rules)
+    bot = make_agent("probabilistic", rules, seed=0)
+    one, both = exploit(bot, rules, seats=(0,)), exploit(bot, rules)
+    assert one.best_response == both.best_response
+    assert both.best_response[0] != pytest.approx(both.best_response[1])
+    expected = os_exploitability.exploitability(theirs, openspiel.to_liars_dice_policy(theirs, bot))
+    assert one.exploitability == pytest.approx(expected, abs=1e-12) and expected > 0
+
+
 @pytest.mark.slow
 def test_two_dice_three_faces_value_and_openspiels_nash_conv():
     rules, theirs = preset(2, 3), native(2, 3)

@@ -71,6 +71,7 @@ from liars_env.solver.exploitability import (
     Exploitation,
     agent_probabilities,
     exploit,
+    interchangeable_seats,
 )
 from liars_env.solver.graph import (
     MAX_PUBLIC_NODES,
@@ -108,6 +109,7 @@ __all__ = [
     "describe_rules",
     "exploit",
     "hands_of",
+    "interchangeable_seats",
     "round_states",
     "solve",
     "solve_round_lp",
