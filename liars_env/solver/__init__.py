@@ -71,7 +71,6 @@ from liars_env.solver.exploitability import (
     Exploitation,
     agent_probabilities,
     exploit,
-    interchangeable_seats,
 )
 from liars_env.solver.graph import (
     MAX_PUBLIC_NODES,
@@ -109,7 +108,6 @@ __all__ = [
     "describe_rules",
     "exploit",
     "hands_of",
-    "interchangeable_seats",
     "round_states",
     "solve",
     "solve_round_lp",
