@@ -27,7 +27,7 @@ from liars_env.probability import (
     count_pmf,
     match_probability,
 )
-from liars_env.rules import counts_as_match
+from liars_env.rules import count_matches, counts_as_match
 
 TIE = 1e-9
 """Probabilities closer than this count as equal in every comparison the bots make, so
@@ -195,15 +195,10 @@ class ProbabilisticAgent:
         counted = self.counted_seats(view, bidder)
         own = view.seat in counted
         unseen = sum(view.dice_left[s] for s in counted if s != view.seat)
-        faces_held = np.bincount(view.dice, minlength=rules.faces + 1) if own else None
-        wild, wild_die = rules.ones_wild and not view.palifico, rules.wild_die
+        hands = (tuple(int(d) for d in view.dice),) if own else ()
         q = np.arange(width)
         for face in range(1, rules.faces + 1):
-            known = 0
-            if own:
-                known = int(faces_held[face])
-                if wild and face != wild_die:
-                    known += int(faces_held[wild_die])
+            known = count_matches(rules, hands, face, palifico=view.palifico)
             p = match_probability(rules, face, palifico=view.palifico)
             btail = binomial_tail(unseen, p)
             table[face] = btail[np.clip(q - known, 0, unseen + 1)]
@@ -388,11 +383,8 @@ class BeliefAgent(ProbabilisticAgent):
     def tail_table(self, view: PlayerView, bidder: int) -> np.ndarray:
         """Tails of :meth:`count_distribution` for every face (one posterior per seat)."""
         rules = view.rules
-        own = np.bincount(view.dice, minlength=rules.faces + 1)
-        wild, wild_die = rules.ones_wild and not view.palifico, rules.wild_die
         counted = self.counted_seats(view, bidder)
-        if view.seat not in counted:
-            own = np.zeros_like(own)
+        hands = (tuple(int(d) for d in view.dice),) if view.seat in counted else ()
         per_seat = [
             self.opponent_matches(view, seat)
             for seat in counted
@@ -400,7 +392,7 @@ class BeliefAgent(ProbabilisticAgent):
         ]
         table = np.zeros((rules.faces + 1, rules.max_quantity + 2))
         for face in range(1, rules.faces + 1):
-            known = int(own[face]) + (int(own[wild_die]) if wild and face != wild_die else 0)
+            known = count_matches(rules, hands, face, palifico=view.palifico)
             total = np.zeros(known + 1)
             total[known] = 1.0
             for matches in per_seat:
