@@ -454,13 +454,14 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
     return files
 
 
+def differs(path: Path, text: str) -> bool:
+    """Whether ``path`` is missing or holds other than ``text``."""
+    return not path.exists() or path.read_text() != text
+
+
 def stale(root: Path = ROOT) -> list[Path]:
     """The generated files whose text differs from what ``eval.json`` gives."""
-    return [
-        path
-        for path, text in outputs(root).items()
-        if not path.exists() or path.read_text() != text
-    ]
+    return [path for path, text in outputs(root).items() if differs(path, text)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -486,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
             print("run: python scripts/zoo.py", file=sys.stderr)
         return 1 if bad else 0
     for path, text in outputs(args.root).items():
-        if not path.exists() or path.read_text() != text:
+        if differs(path, text):
             path.write_text(text)
             print(f"wrote {path.relative_to(args.root)}")
     return 0
