@@ -15,6 +15,14 @@ Strength against other players is the ladder's (``python -m liars_train.evaluati
 
       python benchmarks/search.py budget --players 2 --budgets 40 160 320 640 --games 300
 
+* ``oracle``: where the search loses strength: the win rate of
+  ``search:checkpoint:checkpoints/perudo_{P}p`` (with ``--settings``) in one seat (rotated)
+  against ``--opponent`` in every other, scalar games, once sampling the hidden dice and
+  once seeing them (the test-only ``oracle``): the gap is what the belief over hands costs::
+
+      python benchmarks/search.py oracle --players 2 --opponent belief --games 100 \
+          --settings prior=0.5,temperature=0.02
+
 * ``exploit``: the exact exploitability (:func:`liars_env.solver.exploit`) of each base
   and of ``search:`` over it on a small 2-player game (default: perudo, 1 die, 6 faces)::
 
@@ -104,6 +112,42 @@ def budget_row(players: int, budget: int, games: int, seed: int, settings: str) 
     }
 
 
+def oracle_row(players: int, settings: str, opponent: str, games: int, oracle: bool) -> dict:
+    """Win rate of the search in one seat (rotated) against ``opponent`` in the others."""
+    from liars_train.stats import wilson_interval
+
+    rules = RuleSet.preset("perudo", num_players=players)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    spec = with_settings(f"search:checkpoint:checkpoints/perudo_{players}p", settings)
+    search, other = make_agent(spec, rules, seed=0), make_agent(opponent, rules, seed=1)
+    dealt: list[list[list[int]]] = []
+    if oracle:
+        search.oracle = lambda view: dealt[0]
+    wins, t0 = 0, time.perf_counter()
+    for g in range(games):
+        rng, seat = np.random.default_rng([7, g]), g % players
+        state = game.new_game(rng)
+        while not state.is_over and state.dice_left[seat] > 0:
+            view = view_of(game, layout, state)
+            if state.current_player == seat:
+                dealt[:] = [[list(d) for d in state.dice]]
+                action = search.act(view)
+            else:
+                action = other.act(view)
+            game.apply(state, action, rng)
+        wins += state.dice_left[seat] > 0
+    lo, hi = wilson_interval(wins, games)
+    return {
+        "spec": spec,
+        "opponent": opponent,
+        "oracle": oracle,
+        "games": games,
+        "win_rate": wins / games,
+        "ci95": [lo, hi],
+        "seconds": time.perf_counter() - t0,
+    }
+
+
 def exploit_rows(bases: list[str], rules: RuleSet, settings: str) -> list[dict]:
     """Exact exploitability of each base and of the search over it."""
     from liars_env.solver import round_states
@@ -127,7 +171,7 @@ def exploit_rows(bases: list[str], rules: RuleSet, settings: str) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: ``python benchmarks/search.py {latency,budget,exploit} ...``."""
+    """Entry point: ``python benchmarks/search.py {latency,budget,oracle,exploit} ...``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     lat = sub.add_parser("latency")
@@ -139,12 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     bud.add_argument("--budgets", type=int, nargs="+", default=[40, 160, 320, 640])
     bud.add_argument("--games", type=int, default=300)
     bud.add_argument("--settings", default="")
+    ora = sub.add_parser("oracle")
+    ora.add_argument("--players", type=int, default=2)
+    ora.add_argument("--opponent", default="belief")
+    ora.add_argument("--games", type=int, default=100)
+    ora.add_argument("--settings", default="")
     exp = sub.add_parser("exploit")
     exp.add_argument("--bases", nargs="+", default=["belief"])
     exp.add_argument("--dice", type=int, default=1)
     exp.add_argument("--faces", type=int, default=6)
     exp.add_argument("--settings", default="")
-    for p in (lat, bud, exp):
+    for p in (lat, bud, ora, exp):
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out")
     ns = parser.parse_args(argv)
@@ -172,6 +221,18 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             print(
                 f"| {r['budget']} | {r['median_s']:.3f} | {r['p95_s']:.3f} | {r['games']} | "
+                f"{r['win_rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] |"
+            )
+    elif ns.what == "oracle":
+        rows = []
+        for seeing in (False, True):
+            rows.append(oracle_row(ns.players, ns.settings, ns.opponent, ns.games, seeing))
+            print(rows[-1], flush=True)
+        print(f"| search against {ns.opponent} | games | win rate [95% CI] |\n|---|---|---|")
+        for r in rows:
+            label = "sees the hidden dice" if r["oracle"] else "samples the hidden dice"
+            print(
+                f"| {label} | {r['games']} | "
                 f"{r['win_rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] |"
             )
     else:

@@ -200,3 +200,25 @@ def test_search_that_sees_the_hands_wins_more():
     seer.oracle = lambda view: None  # replaced by the true dice in every game
     wins = play(rules, [seer, sampler], 60, seed=0)
     assert wins[0] > wins[1] + 10, wins
+
+
+def test_robust_belief_values_each_move_by_the_worse_of_the_two_models():
+    # Seat 1 bid "one 5" on 1 die of 6 faces; seat 0 holds a 2. Under the policy model
+    # seat 1 holds a 3 (the bid is false, calling wins the game), under the belief model
+    # a 5 (calling loses it): the robust search values the call at the worse, -1.
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    state = game.new_game(np.random.default_rng(0), first_player=1)
+    state.dice = [[2], [4]]
+    game.apply(state, game.codec.encode_bid(1, 5), np.random.default_rng(0))
+    view = view_of(game, layout, state)
+    held = {"policy": 3, "model": 5}
+    values = {}
+    for belief in ("policy", "model", "robust"):
+        search = make_agent(f"search:probabilistic?samples=4,belief={belief}", rules)
+        search.hand_posteriors = lambda views, model=None, b=belief: [
+            {1: (np.array([[held[model or b]]]), np.array([1.0]))} for _ in views
+        ]
+        result = search.search([view])[0]
+        values[belief] = float(result.values[list(result.candidates).index(game.codec.challenge)])
+    assert values == {"policy": 1.0, "model": -1.0, "robust": -1.0}

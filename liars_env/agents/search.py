@@ -76,7 +76,7 @@ values can still pick a move the base all but rules out (a call it never makes).
 DEPTHS = ("round", "game")
 """Values of the ``depth`` setting."""
 
-BELIEFS = ("auto", "policy", "model")
+BELIEFS = ("auto", "policy", "model", "robust")
 """Values of the ``belief`` setting."""
 
 
@@ -101,7 +101,9 @@ class SearchSettings:
     belief: str = "auto"
     """How opponents are modelled: ``policy`` (the base agent's own probabilities),
     ``model`` (the belief model), ``auto`` (``policy`` for a checkpoint, ``model``
-    otherwise: asking a scalar bot for every hand is slow)."""
+    otherwise: asking a scalar bot for every hand is slow), or ``robust``: ``samples``
+    deals from each of the two, each move valued at the worse of its two mean returns
+    (for opponents that may bid unlike the base; twice the playouts)."""
     floor: float = 0.01
     """Share of a uniform choice mixed into the modelled bids (a real opponent is not
     the base agent: no hand is ruled out by one bid)."""
@@ -399,7 +401,7 @@ class SearchAgent:
         self.game = LiarsDiceGame(rules)
         self.layout = ObservationLayout(rules)
         self.codec = self.game.codec
-        if belief == "model":
+        if belief in ("model", "robust"):
             params = BOT_PRESETS["belief"]
             if base_spec.partition(":")[0] == "belief":
                 params = bot_params(base_spec)[1]
@@ -460,14 +462,18 @@ class SearchAgent:
         return self.settings.candidates + (1 if self.codec.exact is None else 2)
 
     def _samples(self) -> int:
-        """Deals per decision (from ``budget`` where it is set)."""
+        """Deals per decision and model of bidding (from ``budget`` where it is set)."""
         s = self.settings
         if s.budget:
-            return max(1, s.budget // (self._width() * s.rollouts))
+            return max(1, s.budget // (self._width() * s.rollouts * len(self._models())))
         return s.samples
 
+    def _models(self) -> tuple[str, ...]:
+        """The models of how opponents bid that deals are drawn from (two when robust)."""
+        return ("policy", "model") if self.belief == "robust" else (self.belief,)
+
     def _playouts_per_view(self) -> int:
-        return self._width() * self._samples() * self.settings.rollouts
+        return self._width() * self._samples() * len(self._models()) * self.settings.rollouts
 
     def _search(self, views: list[PlayerView]) -> list[SearchResult]:
         s, codec, rules = self.settings, self.codec, self.rules
@@ -487,7 +493,9 @@ class SearchAgent:
             valid[i, : len(moves)] = True
         samples, reps = self._samples(), s.rollouts
         generator = torch.Generator().manual_seed(seed)
-        deals = self._deals(views, samples, generator)  # (V, W, P, D)
+        models = self._models()  # deals from each, values: the worse of the models'
+        deals = np.concatenate([self._deals(views, samples, generator, m) for m in models], 1)
+        samples *= len(models)  # deals (V, samples, P, D)
         # rollout games: (view, candidate, deal, rollout), flat
         v_count = len(views)
         per_view = width * samples * reps
@@ -524,7 +532,7 @@ class SearchAgent:
         me = torch.as_tensor(per([v.seat for v in views]))
         first = torch.as_tensor(cand[at_view, at_cand])
         values = self._play(env, me, first, gen)
-        q = values.view(v_count, width, samples * reps).mean(2).numpy()
+        q = values.view(v_count, width, len(models), -1).mean(3).amin(2).numpy()
         results = []
         for i in range(v_count):
             moves, ok = cand[i][valid[i]], valid[i]
@@ -586,12 +594,14 @@ class SearchAgent:
         raise RuntimeError("rollouts did not finish")  # pragma: no cover
 
     # ------------------------------------------------------------------ belief
-    def _deals(self, views: list[PlayerView], samples: int, gen: torch.Generator) -> np.ndarray:
+    def _deals(
+        self, views: list[PlayerView], samples: int, gen: torch.Generator, belief: str
+    ) -> np.ndarray:
         """``(V, W, P, D)`` sampled deals: the viewer's own dice and sampled hands."""
         rules = self.rules
         p, d = rules.num_players, rules.dice_per_player
         deals = np.zeros((len(views), samples, p, d), np.int64)
-        posteriors = self.hand_posteriors(views)
+        posteriors = self.hand_posteriors(views, belief)
         for i, view in enumerate(views):
             deals[i, :, view.seat, : len(view.dice)] = view.dice
             truth = self.oracle(view) if self.oracle is not None else None
@@ -604,9 +614,14 @@ class SearchAgent:
         return deals
 
     def hand_posteriors(
-        self, views: list[PlayerView]
+        self, views: list[PlayerView], belief: str | None = None
     ) -> list[dict[int, tuple[np.ndarray, np.ndarray]]]:
         """Each opponent's weights over its possible hands, per view.
+
+        Args:
+            views: The searching players' views.
+            belief: The model of how opponents bid, ``policy`` or ``model`` (default:
+                the search's own; ``robust`` uses ``model`` here).
 
         Returns:
             For each view, ``{seat: (hands, probs)}`` for every other seat holding dice:
@@ -629,7 +644,7 @@ class SearchAgent:
         if jobs:
             logs = (
                 self._policy_likelihoods(views, jobs)
-                if self.belief == "policy"
+                if (belief or self.belief) == "policy"
                 else self._model_likelihoods(views, jobs)
             )
             for (i, seat, _), log_like in zip(jobs, logs, strict=True):
