@@ -65,6 +65,7 @@ def test_spec_settings_and_errors():
         "search:belief?samples=2.5": "samples must be int",
         "search:belief?temperature=0": "temperature must be a positive number",
         "search:belief?depth=deep": "depth must be one of",
+        "search:belief?belief=bogus": "belief must be one of .*'robust'",
         "search:belief?samples=8,budget=100": "samples or budget",
         "search:": "names no base agent",
     }
@@ -222,3 +223,12 @@ def test_robust_belief_values_each_move_by_the_worse_of_the_two_models():
         result = search.search([view])[0]
         values[belief] = float(result.values[list(result.candidates).index(game.codec.challenge)])
     assert values == {"policy": 1.0, "model": -1.0, "robust": -1.0}
+
+
+@pytest.mark.parametrize("belief", ["model", "robust"])
+def test_budget_is_the_playouts_per_decision_under_either_belief(belief):
+    search = make_agent(f"search:probabilistic?budget=120,belief={belief}", SMALL)
+    width = 4 + 1  # the base's four most likely bids and the challenge
+    models = 2 if belief == "robust" else 1
+    assert search._samples() == 120 // (width * models)
+    assert 120 - width * models < search._playouts_per_view() <= 120
