@@ -103,7 +103,8 @@ class SearchSettings:
     ``model`` (the belief model), ``auto`` (``policy`` for a checkpoint, ``model``
     otherwise: asking a scalar bot for every hand is slow), or ``robust``: ``samples``
     deals from each of the two, each move valued at the worse of its two mean returns
-    (for opponents that may bid unlike the base; twice the playouts)."""
+    (for opponents that may bid unlike the base; twice the playouts at the same
+    ``samples``, while ``budget`` counts both)."""
     floor: float = 0.01
     """Share of a uniform choice mixed into the modelled bids (a real opponent is not
     the base agent: no hand is ruled out by one bid)."""
