@@ -54,6 +54,16 @@ def with_settings(spec: str, settings: str) -> str:
     return f"{spec}{',' if '?' in spec else '?'}{settings}"
 
 
+def play_out(game, layout, state, rng, seat: int, act, other, until=lambda: False) -> None:
+    """Plays ``state`` on until the game ends, ``seat`` is out, or ``until()``.
+
+    ``act(view)`` moves for ``seat`` and ``other`` for every other seat.
+    """
+    while not state.is_over and state.dice_left[seat] > 0 and not until():
+        view = view_of(game, layout, state)
+        game.apply(state, act(view) if state.current_player == seat else other.act(view), rng)
+
+
 def latency(players: int, spec: str, decisions: int, seed: int = 0) -> dict:
     """Seconds per decision of ``spec`` in seat 0 of 5-dice perudo games."""
     rules = RuleSet.preset("perudo", num_players=players)
@@ -61,22 +71,20 @@ def latency(players: int, spec: str, decisions: int, seed: int = 0) -> dict:
     agent = make_agent(spec, rules, seed=seed)
     base = make_agent(spec.partition(":")[2].rpartition("?")[0] or spec.partition(":")[2], rules)
     times: list[float] = []
+
+    def timed(view):
+        t0 = time.perf_counter()
+        action = agent.act(view)
+        times.append(time.perf_counter() - t0)
+        return action
+
     g = 0
     while len(times) < decisions:
         rng = np.random.default_rng([seed, g])
-        state = game.new_game(rng)
         g += 1
-        while not state.is_over and len(times) < decisions:
-            view = view_of(game, layout, state)
-            if state.current_player == 0:
-                t0 = time.perf_counter()
-                action = agent.act(view)
-                times.append(time.perf_counter() - t0)
-            else:
-                action = base.act(view)
-            game.apply(state, action, rng)
-            if state.dice_left[0] == 0:
-                break
+        play_out(
+            game, layout, game.new_game(rng), rng, 0, timed, base, lambda: len(times) >= decisions
+        )
     return {
         "players": players,
         "spec": spec,
@@ -120,21 +128,14 @@ def oracle_row(players: int, settings: str, opponent: str, games: int, oracle: b
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
     spec = with_settings(f"search:checkpoint:checkpoints/perudo_{players}p", settings)
     search, other = make_agent(spec, rules, seed=0), make_agent(opponent, rules, seed=1)
-    dealt: list[list[list[int]]] = []
+    state = None
     if oracle:
-        search.oracle = lambda view: dealt[0]
+        search.oracle = lambda view: [list(d) for d in state.dice]  # the game in play
     wins, t0 = 0, time.perf_counter()
     for g in range(games):
         rng, seat = np.random.default_rng([7, g]), g % players
         state = game.new_game(rng)
-        while not state.is_over and state.dice_left[seat] > 0:
-            view = view_of(game, layout, state)
-            if state.current_player == seat:
-                dealt[:] = [[list(d) for d in state.dice]]
-                action = search.act(view)
-            else:
-                action = other.act(view)
-            game.apply(state, action, rng)
+        play_out(game, layout, state, rng, seat, search.act, other)
         wins += state.dice_left[seat] > 0
     lo, hi = wilson_interval(wins, games)
     return {
