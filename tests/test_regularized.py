@@ -164,6 +164,45 @@ def test_schedules_of_the_magnet_weight():
     assert ppo.magnet_weight(args_with("magnet_coef=0.4"), 3, 4) == 0.4
 
 
+def test_the_entropy_schedule():
+    linear = args_with("ent_coef=0.05", "ent_schedule=linear", "ent_coef_end=0.01")
+    assert [ppo.entropy_weight(linear, u, 4) for u in range(4)] == pytest.approx(
+        [0.05, 0.04, 0.03, 0.02]
+    )
+    # ent_coef_end alone changes nothing: the schedule is constant unless asked
+    assert ppo.entropy_weight(args_with("ent_coef=0.05", "ent_coef_end=0.01"), 3, 4) == 0.05
+
+
+def test_the_loss_uses_the_scheduled_entropy_weight():
+    batch, _ = minibatch(seed=5)
+    args = args_with("ent_coef=0.05", "ent_schedule=linear", "ent_coef_end=0.0")
+    entropy = masked_entropy(batch["logits"], batch["mask"]).mean()
+    at_start, _ = ppo.ppo_loss(args, **batch)
+    at_end, _ = ppo.ppo_loss(args, **batch, ent_coef=0.0)
+    torch.testing.assert_close(at_end - at_start, 0.05 * entropy)
+
+
+def test_the_trainer_follows_the_entropy_schedule(tmp_path, monkeypatch):
+    seen = []
+    loss = ppo.ppo_loss
+
+    def spy(*a, **k):
+        seen.append(a[-1] if len(a) > 10 else k.get("ent_coef"))
+        return loss(*a, **k)
+
+    monkeypatch.setattr(ppo, "ppo_loss", spy)
+    args = args_with(
+        f"runs_dir={tmp_path}",
+        "run_name=ent",
+        *TINY,
+        "ent_coef=0.08",
+        "ent_schedule=linear",
+        "ent_coef_end=0.0",
+    )
+    ppo.Trainer(args).train()  # 4 updates of 2 epochs × 2 minibatches
+    assert seen == pytest.approx([0.08] * 4 + [0.06] * 4 + [0.04] * 4 + [0.02] * 4)
+
+
 def test_a_resumed_run_keeps_its_magnet(tmp_path):
     sets = [f"runs_dir={tmp_path}", "run_name=res", *TINY, "magnet=ema", "magnet_coef=0.1"]
     first = ppo.Trainer(args_with(*sets, "total_steps=1024"))
@@ -212,6 +251,8 @@ def test_exploiters_are_not_regularized(tmp_path, monkeypatch):
         (["magnet_ema_rate=0"], "magnet_ema_rate must lie in (0, 1], got 0.0"),
         (["magnet_ema_rate=1.5"], "magnet_ema_rate must lie in (0, 1], got 1.5"),
         (["magnet_power=0"], "magnet_power must be > 0, got 0.0"),
+        (["ent_schedule=cosine"], "ent_schedule: unknown schedule 'cosine'"),
+        (["ent_coef_end=-0.01"], "ent_coef_end must be >= 0, got -0.01"),
     ],
 )
 def test_bad_regularizer_settings_are_clear_errors(sets, message, tmp_path, capsys):

@@ -125,6 +125,12 @@ class Args:
     """PPO ratio clip."""
     ent_coef: float = 0.01
     """Entropy bonus (over legal actions)."""
+    ent_schedule: str = "constant"
+    """How the entropy bonus changes over the run: ``constant`` (``ent_coef``) or
+    ``linear`` (from ``ent_coef`` at the first update to ``ent_coef_end`` at the last: a
+    strong pull toward uniform play early, a small bias at the end)."""
+    ent_coef_end: float = 0.0
+    """For ``ent_schedule: linear``: the entropy bonus at the end of the run."""
     magnet_coef: float = 0.0
     """α of magnetic mirror descent (Sokota et al., 2023): the loss gets
     ``α_t · KL(π_θ ‖ ρ)`` over the legal actions, pulling the policy toward the magnet
@@ -319,8 +325,14 @@ def validate(args: Args) -> None:
             "ent_coef",
             "magnet_coef",
             "kl_coef",
+            "ent_coef_end",
         ),
     )
+    if args.ent_schedule not in ENT_SCHEDULES:
+        raise ValueError(
+            f"ent_schedule: unknown schedule {args.ent_schedule!r}; expected one of "
+            f"{', '.join(ENT_SCHEDULES)}"
+        )
     if args.magnet not in MAGNETS:
         raise ValueError(
             f"magnet: unknown magnet {args.magnet!r}; expected one of {', '.join(MAGNETS)}"
@@ -377,6 +389,8 @@ MAGNETS = ("uniform", "ema")
 """Values of :attr:`Args.magnet`."""
 MAGNET_SCHEDULES = ("constant", "linear", "power")
 """Values of :attr:`Args.magnet_schedule`."""
+ENT_SCHEDULES = ("constant", "linear")
+"""Values of :attr:`Args.ent_schedule`."""
 
 
 def magnet_weight(args: Args, update: int, num_updates: int) -> float:
@@ -396,6 +410,22 @@ def magnet_weight(args: Args, update: int, num_updates: int) -> float:
     return args.magnet_coef
 
 
+def entropy_weight(args: Args, update: int, num_updates: int) -> float:
+    """The entropy bonus's weight at update ``update`` of ``num_updates``.
+
+    Example:
+        >>> entropy_weight(Args(ent_coef=0.05), 3, 4)
+        0.05
+        >>> args = Args(ent_coef=0.05, ent_schedule="linear", ent_coef_end=0.01)
+        >>> entropy_weight(args, 0, 4), round(entropy_weight(args, 3, 4), 6)
+        (0.05, 0.02)
+    """
+    if args.ent_schedule == "constant":
+        return args.ent_coef
+    share = update / num_updates
+    return (1.0 - share) * args.ent_coef + share * args.ent_coef_end
+
+
 def ppo_loss(
     args: Args,
     logits: torch.Tensor,
@@ -407,6 +437,7 @@ def ppo_loss(
     returns: torch.Tensor,
     magnet_logits: torch.Tensor | None = None,
     alpha: float = 0.0,
+    ent_coef: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The loss of one minibatch: clipped surrogate, value, entropy and the MMD terms.
 
@@ -425,6 +456,7 @@ def ppo_loss(
         returns: Value targets.
         magnet_logits: The magnet's masked logits (``None``: the uniform magnet).
         alpha: ``α_t``, the magnet term's weight now.
+        ent_coef: The entropy bonus's weight now (``None``: ``args.ent_coef``).
 
     Returns:
         The loss and its terms (``pg``, ``value``, ``entropy``, ``approx_kl``,
@@ -439,7 +471,8 @@ def ppo_loss(
     ).mean()
     v_loss = 0.5 * ((value - returns) ** 2).mean()
     entropy = masked_entropy(logits, mask).mean()
-    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+    ent_coef = args.ent_coef if ent_coef is None else ent_coef
+    loss = pg_loss - ent_coef * entropy + args.vf_coef * v_loss
     terms = {"pg": pg_loss, "value": v_loss, "entropy": entropy, "ratio": ratio}
     with torch.no_grad():
         terms["approx_kl"] = ((ratio - 1) - log_ratio).mean()
@@ -808,6 +841,7 @@ class Trainer:
         clipfracs, teacher_losses, agreement = [], [], []
         extra: dict[str, list[float]] = {}
         alpha = magnet_weight(args, self.update, self.num_updates)
+        ent_coef = entropy_weight(args, self.update, self.num_updates)
         for _ in range(args.update_epochs):
             order = torch.randperm(self.batch_size, device=self.device, generator=self.generator)
             for start in range(0, self.batch_size, minibatch):
@@ -835,6 +869,7 @@ class Trainer:
                     b_ret[idx],
                     magnet_logits,
                     alpha,
+                    ent_coef,
                 )
                 with torch.no_grad():
                     ratio = terms["ratio"]
