@@ -393,6 +393,20 @@ ENT_SCHEDULES = ("constant", "linear")
 """Values of :attr:`Args.ent_schedule`."""
 
 
+def linear_schedule(start: float, end: float, update: int, num_updates: int) -> float:
+    """``start`` at update 0, moving in a straight line to ``end`` at ``num_updates``.
+
+    The learning rate's annealing and the ``linear`` schedules of the magnet and the entropy
+    bonus.
+
+    Example:
+        >>> linear_schedule(0.4, 0.0, 0, 4), linear_schedule(0.4, 0.0, 2, 4)
+        (0.4, 0.2)
+    """
+    share = update / num_updates
+    return (1.0 - share) * start + share * end
+
+
 def magnet_weight(args: Args, update: int, num_updates: int) -> float:
     """``α_t``, the magnet term's weight at update ``update`` of ``num_updates``.
 
@@ -404,7 +418,7 @@ def magnet_weight(args: Args, update: int, num_updates: int) -> float:
         0.1
     """
     if args.magnet_schedule == "linear":
-        return args.magnet_coef * (1.0 - update / num_updates)
+        return linear_schedule(args.magnet_coef, 0.0, update, num_updates)
     if args.magnet_schedule == "power":
         return args.magnet_coef * (1.0 + update) ** -args.magnet_power
     return args.magnet_coef
@@ -420,10 +434,9 @@ def entropy_weight(args: Args, update: int, num_updates: int) -> float:
         >>> entropy_weight(args, 0, 4), round(entropy_weight(args, 3, 4), 6)
         (0.05, 0.02)
     """
-    if args.ent_schedule == "constant":
-        return args.ent_coef
-    share = update / num_updates
-    return (1.0 - share) * args.ent_coef + share * args.ent_coef_end
+    if args.ent_schedule == "linear":
+        return linear_schedule(args.ent_coef, args.ent_coef_end, update, num_updates)
+    return args.ent_coef
 
 
 def ppo_loss(
@@ -741,8 +754,9 @@ class Trainer:
         latest_eval = ""
         while self.update < self.num_updates:
             if args.anneal_lr:
-                frac = 1.0 - self.update / self.num_updates
-                self.optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+                self.optimizer.param_groups[0]["lr"] = linear_schedule(
+                    args.learning_rate, 0.0, self.update, self.num_updates
+                )
             teaching = self._teacher_weight()
             for step in range(t):
                 obs_buf[step], mask_buf[step] = obs, mask
