@@ -65,7 +65,9 @@ def test_spec_settings_and_errors():
         "search:belief?samples=2.5": "samples must be int",
         "search:belief?temperature=0": "temperature must be a positive number",
         "search:belief?depth=deep": "depth must be one of",
-        "search:belief?belief=bogus": "belief must be one of .*'robust'",
+        "search:belief?belief=bogus": "belief must be one of .*'robust', 'mixed'",
+        "search:belief?belief=mixed,types=bayes+sly": r"types must be presets .*'bayes\+sly'",
+        "search:belief?types=": "types must be presets",
         "search:belief?samples=8,budget=100": "samples or budget",
         "search:": "names no base agent",
     }
@@ -87,8 +89,9 @@ def test_bad_spec_fails_before_any_game():
 
 
 # ---------------------------------------------------------------------------- belief
-def exact_posterior(rules, agent, state, seat, floor):
-    """P(opponent ``seat``'s hand | its bids), enumerating its ordered dice (scalar views)."""
+def exact_posterior(rules, agent, state, seat, floor, normalise=True):
+    """P(opponent ``seat``'s hand | its bids), enumerating its ordered dice (scalar views);
+    with ``normalise=False``, P(hand and its bids) (the prior times the likelihood)."""
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
     n = state.dice_left[seat]
     made = [t for t, b in enumerate(state.bids) if b[0] == seat]
@@ -108,8 +111,8 @@ def exact_posterior(rules, agent, state, seat, floor):
             p = probs[state.actions[t]]
             w *= (1 - floor) * p + floor / (view.mask > 0).sum()
         key = tuple(sorted(dice))
-        weights[key] = weights.get(key, 0.0) + w
-    total = sum(weights.values())
+        weights[key] = weights.get(key, 0.0) + w / rules.faces**n
+    total = sum(weights.values()) if normalise else 1.0
     return {k: v / total for k, v in weights.items()}
 
 
@@ -129,6 +132,90 @@ def test_policy_belief_weights_match_exact_enumeration(floor):
         for hand, p in exact.items():
             assert got[hand] == pytest.approx(p, rel=1e-6, abs=1e-12)
         assert max(exact.values()) > 2 * min(exact.values())  # the bids did say something
+
+
+def test_mixed_belief_weights_match_exact_enumeration():
+    # the joint posterior over (who the opponent is, its hand): the prior (half on the
+    # base, the rest shared by the bots) times each player's probability of the bids,
+    # from the scalar bots' exact action_probabilities and the base's
+    floor = 0.1
+    base = random_network_agent(SMALL)
+    types = ["probabilistic", "bold", "bayes"]
+    settings = SearchSettings(floor=floor, belief="mixed", types="+".join(types))
+    search = SearchAgent(base, SMALL, settings, base_spec="checkpoint:x")
+    _, _, state, view = position(SMALL, bids=5, seed=1)
+    players = [base] + [make_agent(name, SMALL) for name in types]
+    prior = [0.5] + [0.5 / len(types)] * len(types)
+    joint = search.typed_posteriors([view])[0]
+    marginal = search.hand_posteriors([view])[0]
+    for seat, (hands, probs) in joint.items():
+        assert probs.shape == (1 + len(types), len(hands))
+        exact = np.array(
+            [
+                [w * p for w in exact_posterior(SMALL, who, state, seat, floor, False).values()]
+                for who, p in zip(players, prior, strict=True)
+            ]
+        )
+        order = list(exact_posterior(SMALL, base, state, seat, floor))
+        assert order == [tuple(h) for h in hands.tolist()]
+        np.testing.assert_allclose(probs, exact / exact.sum(), rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(marginal[seat][1], probs.sum(0), rtol=1e-12)
+        assert probs.sum(1).max() > 2 * probs.sum(1).min()  # the bids told the players apart
+
+
+def test_mixed_belief_tells_the_base_from_a_bot_by_their_bids():
+    # a round bid by a bot reads as the bot's; one bid by the base as the base's
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=3)
+    base = random_network_agent(rules, seed=3)
+    search = SearchAgent(
+        base, rules, SearchSettings(belief="mixed", types="cautious"), base_spec="checkpoint:x"
+    )
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    p_base: dict[bool, list[float]] = {False: [], True: []}
+    for bidder, by_base in ((make_agent("cautious", rules), False), (base, True)):
+        for seed in range(6):
+            rng = np.random.default_rng(seed)
+            state = game.new_game(rng, first_player=1)
+            while len(state.bids) < 4:
+                view = view_of(game, layout, state)
+                if state.current_player == 1:
+                    probs = np.asarray(bidder.action_probabilities(view), dtype=np.float64)
+                    probs[game.codec.num_bids :] = 0  # the bids of a round: no calls
+                    if probs.sum() == 0:
+                        break  # it would call: the round's bids so far
+                    action = int(rng.choice(len(probs), p=probs / probs.sum()))
+                else:
+                    action = int(np.flatnonzero(view.mask[: game.codec.num_bids])[0])
+                game.apply(state, action, rng)
+            probs = search.typed_posteriors([view_of(game, layout, state, 0)])[0][1][1]
+            p_base[by_base].append(probs[0].sum())
+    # even odds before the bids; the base's own rounds read as the base's beyond doubt,
+    # the bot's mostly as the bot's (one or two bids of a deterministic bot, whose
+    # bids a random network's near-uniform policy also explains in part)
+    assert min(p_base[True]) > 0.9 and np.median(p_base[False]) < 0.4, p_base
+    assert max(p_base[False]) < min(p_base[True]), p_base
+
+
+def test_mixed_belief_draws_who_plays_each_seat_with_its_hand():
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    state = game.new_game(np.random.default_rng(0), first_player=1)
+    game.apply(state, game.codec.encode_bid(1, 5), np.random.default_rng(0))
+    view = view_of(game, layout, state)
+    search = make_agent("search:probabilistic?samples=8,belief=mixed,types=bold+cautious", rules)
+    hands = np.arange(1, 7)[:, None]
+    joint = np.zeros((3, 6))
+    joint[2, 3] = 1.0  # seat 1 is cautious and holds a 4
+    search.typed_posteriors = lambda views: [{1: (hands, joint)} for _ in views]
+    deals, players = search._deals([view], 8, torch.Generator().manual_seed(0), "mixed")
+    assert (deals[0, :, 1, 0] == 4).all() and (players[0, :, 1] == 2).all()
+    assert (players[0, :, 0] == 0).all()  # the searcher's own seat: the base
+    # the rollouts ask the drawn player for seat 1's moves, the base for seat 0's
+    asked = []
+    make = search._type_bot
+    search._type_bot = lambda env, k: asked.append(k) or make(env, k)
+    search.search([view])
+    assert asked and set(asked) == {2}
 
 
 def test_model_belief_agrees_with_the_belief_model():

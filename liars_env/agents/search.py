@@ -76,7 +76,7 @@ values can still pick a move the base all but rules out (a call it never makes).
 DEPTHS = ("round", "game")
 """Values of the ``depth`` setting."""
 
-BELIEFS = ("auto", "policy", "model", "robust")
+BELIEFS = ("auto", "policy", "model", "robust", "mixed")
 """Values of the ``belief`` setting."""
 
 
@@ -104,7 +104,14 @@ class SearchSettings:
     otherwise: asking a scalar bot for every hand is slow), or ``robust``: ``samples``
     deals from each of the two, each move valued at the worse of its two mean returns
     (for opponents that may bid unlike the base; twice the playouts at the same
-    ``samples``, while ``budget`` counts both)."""
+    ``samples``, while ``budget`` counts both), or ``mixed``: each opponent is either
+    the base or one of the bots of ``types`` (half the prior on the base, the rest
+    shared), its bids this round weigh those players as well as its hands (Bayesian
+    model averaging), and in the playouts each opponent is played by the player drawn
+    for it with its hand."""
+    types: str = "probabilistic+cautious+bold+bayes+belief"
+    """The bots a ``mixed`` belief considers besides the base, ``+``-separated presets
+    (:data:`~liars_env.agents.probabilistic.BOT_PRESETS`)."""
     floor: float = 0.01
     """Share of a uniform choice mixed into the modelled bids (a real opponent is not
     the base agent: no hand is ruled out by one bid)."""
@@ -127,6 +134,12 @@ class SearchSettings:
             raise ValueError(f"search setting depth must be one of {DEPTHS}, got {self.depth!r}")
         if self.belief not in BELIEFS:
             raise ValueError(f"search setting belief must be one of {BELIEFS}, got {self.belief!r}")
+        for name in self.types.split("+"):
+            if name not in BOT_PRESETS:
+                raise ValueError(
+                    f"search setting types must be presets joined by '+' (of "
+                    f"{', '.join(BOT_PRESETS)}), got {self.types!r}"
+                )
         if not (isinstance(self.temperature, float) and 0 < self.temperature < math.inf):
             raise ValueError(
                 f"search setting temperature must be a positive number, got {self.temperature!r}"
@@ -413,6 +426,8 @@ class SearchAgent:
         self._hands.insert(0, (np.zeros((1, 0), np.int64), np.zeros(1)))
         self._own_values = torch.tensor(self.layout.own_dice_values, dtype=torch.float32)
         self._envs: OrderedDict[int, BatchedEnv] = OrderedDict()
+        self._bots: dict[tuple[int, int], Any] = {}
+        self._bot_seed = 0
         self.oracle = None
         self.rng = np.random.default_rng(seed)
 
@@ -495,8 +510,10 @@ class SearchAgent:
         samples, reps = self._samples(), s.rollouts
         generator = torch.Generator().manual_seed(seed)
         models = self._models()  # deals from each, values: the worse of the models'
-        deals = np.concatenate([self._deals(views, samples, generator, m) for m in models], 1)
-        samples *= len(models)  # deals (V, samples, P, D)
+        drawn = [self._deals(views, samples, generator, m) for m in models]
+        deals = np.concatenate([d for d, _ in drawn], 1)  # (V, samples, P, D)
+        kinds = np.concatenate([k for _, k in drawn], 1)  # (V, samples, P): who plays a seat
+        samples *= len(models)
         # rollout games: (view, candidate, deal, rollout), flat
         v_count = len(views)
         per_view = width * samples * reps
@@ -532,7 +549,9 @@ class SearchAgent:
         )
         me = torch.as_tensor(per([v.seat for v in views]))
         first = torch.as_tensor(cand[at_view, at_cand])
-        values = self._play(env, me, first, gen)
+        self._reseed_types(seed + 4)
+        players = torch.as_tensor(kinds[at_view, at_deal]) if self.belief == "mixed" else None
+        values = self._play(env, me, first, gen, players)
         q = values.view(v_count, width, len(models), -1).mean(3).amin(2).numpy()
         results = []
         for i in range(v_count):
@@ -558,9 +577,18 @@ class SearchAgent:
 
     @torch.no_grad()
     def _play(
-        self, env: BatchedEnv, me: torch.Tensor, first: torch.Tensor, gen: torch.Generator
+        self,
+        env: BatchedEnv,
+        me: torch.Tensor,
+        first: torch.Tensor,
+        gen: torch.Generator,
+        players: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Plays ``first`` then the base in every seat; the return of seat ``me`` per game."""
+        """Plays ``first`` then the base in every seat; the return of seat ``me`` per game.
+
+        ``players`` ``(n, P)``, where given, names who plays each seat of each game: 0
+        the base, ``k`` the ``k``-th bot of ``types``.
+        """
         n = env.num_envs
         by_depth = self.settings.depth == "round"
         lose = loser_reward(self.rules.num_players)
@@ -591,28 +619,156 @@ class SearchAgent:
                 return value
             at = rows[live]
             actions = torch.zeros(n, dtype=torch.long)
-            actions[at] = self.base.rollout(env, obs, mask, at, gen).long()
+            if players is None:
+                actions[at] = self.base.rollout(env, obs, mask, at, gen).long()
+                continue
+            who = players[at, env.current_player[at]]
+            for k in who.unique().tolist():
+                part = at[who == k]
+                if k == 0:
+                    actions[part] = self.base.rollout(env, obs, mask, part, gen).long()
+                else:
+                    actions[part] = self._type_bot(env, k).act(mask, part, obs).long()
         raise RuntimeError("rollouts did not finish")  # pragma: no cover
+
+    # ------------------------------------------------------------------ types
+    def _types(self) -> list[str]:
+        """The bots a ``mixed`` belief considers (player ``k`` is ``_types()[k − 1]``)."""
+        return self.settings.types.split("+")
+
+    def _type_bot(self, env: BatchedEnv, k: int) -> Any:
+        """The batched bot playing type ``k`` in ``env``'s games (made once per env)."""
+        key = (id(env), k)
+        bot = self._bots.get(key)
+        if bot is None or bot.env is not env:
+            bot = self._bots[key] = make_batched_bot(env, self._types()[k - 1], self._bot_seed + k)
+        return bot
+
+    def _reseed_types(self, seed: int) -> None:
+        self._bot_seed = seed
+        for (_, k), bot in self._bots.items():
+            bot.generator.manual_seed(seed + k)
+
+    def _type_likelihoods(self, views, jobs) -> list[np.ndarray]:
+        """``(K, H)`` log-likelihoods of each job's bids under each bot of ``types``.
+
+        Each bot's move at each bid's position is worked out for every hand the bidder
+        may hold (its batched twin, with its bluffs set aside), and the bid's
+        probability is the bot's: ``1 − r`` on its move plus its bluffs, a share ``r``
+        spread evenly over the lowest ``min(2F, legal)`` legal bids; ``floor`` mixes in
+        a uniform choice, as for the base.
+        """
+        codec, rules, floor = self.codec, self.rules, self.settings.floor
+        nb = codec.num_bids
+        positions = self._bid_positions(views, jobs)
+        states, sizes, bids = [], [], []
+        for state, seat, bid in positions:
+            hands, _ = self._hands[state.dice_left[seat]]
+            for hand in hands:
+                dice = [[1] * n for n in state.dice_left]
+                dice[seat] = list(hand)
+                states.append(replace(state, dice=dice))
+            sizes.append(len(hands))
+            bids += [bid] * len(hands)
+        env = BatchedEnv(rules, num_envs=len(states), seed=0, check_actions=False)
+        env.load_states(torch.arange(len(states)), states)
+        obs, mask = env.observe(), env.legal_mask()
+        rows = torch.arange(len(states))
+        bid = torch.as_tensor(bids)
+        legal_bids = mask[:, :nb]
+        is_bid = legal_bids.gather(1, bid[:, None]).squeeze(1)
+        # the bluff: uniform over the first `span` legal bids
+        span = legal_bids.sum(1).clamp_max(2 * rules.faces)
+        rank = legal_bids.long().cumsum(1).gather(1, bid[:, None]).squeeze(1)
+        in_span = is_bid & (rank <= span)
+        legal = mask.sum(1).double()
+        out = []
+        for name in self._types():
+            params = bot_params(name)[1]
+            exact = make_batched_bot(env, name)
+            exact.params = replace(params, bluff_rate=0.0)
+            move = exact.act(mask, rows, obs)
+            r = params.bluff_rate
+            p_bid = (1 - r) * (move == bid).double() + r * in_span.double() / span.double()
+            p_bid = (1 - floor) * p_bid + floor / legal
+            out.append(np.log(np.maximum(p_bid.numpy(), 1e-300)))
+        per_type = [self._per_job(jobs, log_p, sizes) for log_p in out]
+        return [np.stack(parts) for parts in zip(*per_type, strict=True)]
 
     # ------------------------------------------------------------------ belief
     def _deals(
         self, views: list[PlayerView], samples: int, gen: torch.Generator, belief: str
-    ) -> np.ndarray:
-        """``(V, W, P, D)`` sampled deals: the viewer's own dice and sampled hands."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sampled deals and who plays each seat in them.
+
+        Returns:
+            ``(V, W, P, D)`` deals (the viewer's own dice and sampled hands) and
+            ``(V, W, P)`` players (0: the base; ``k``: the ``k``-th bot of ``types``,
+            drawn with the hand under a ``mixed`` belief, else 0).
+        """
         rules = self.rules
         p, d = rules.num_players, rules.dice_per_player
         deals = np.zeros((len(views), samples, p, d), np.int64)
-        posteriors = self.hand_posteriors(views, belief)
+        kinds = np.zeros((len(views), samples, p), np.int64)
+        if belief == "mixed":
+            posteriors = self.typed_posteriors(views)
+        else:
+            posteriors = [
+                {seat: (hands, probs[None]) for seat, (hands, probs) in posts.items()}
+                for posts in self.hand_posteriors(views, belief)
+            ]
         for i, view in enumerate(views):
             deals[i, :, view.seat, : len(view.dice)] = view.dice
             truth = self.oracle(view) if self.oracle is not None else None
             for seat, (hands, probs) in posteriors[i].items():
+                pick = torch.multinomial(
+                    torch.from_numpy(probs.reshape(-1)), samples, True, generator=gen
+                ).numpy()
+                kinds[i, :, seat] = pick // len(hands)
                 if truth is not None:
                     deals[i, :, seat, : len(truth[seat])] = truth[seat]
                     continue
-                pick = torch.multinomial(torch.from_numpy(probs), samples, True, generator=gen)
-                deals[i, :, seat, : hands.shape[1]] = hands[pick.numpy()]
-        return deals
+                deals[i, :, seat, : hands.shape[1]] = hands[pick % len(hands)]
+        return deals, kinds
+
+    def typed_posteriors(
+        self, views: list[PlayerView]
+    ) -> list[dict[int, tuple[np.ndarray, np.ndarray]]]:
+        """Each opponent's joint weights over who it is and its hand (``belief=mixed``).
+
+        Returns:
+            For each view, ``{seat: (hands, probs)}``: ``hands (H, n)`` as in
+            :meth:`hand_posteriors` and ``probs (1 + K, H)`` the posterior probability
+            that the seat is the base (row 0) or the ``k``-th bot of ``types`` (row
+            ``k``) and holds each hand: the prior (half on the base, the rest shared by
+            the bots) times the multinomial prior times the probability of its bids
+            this round under that player.
+        """
+        types = len(self._types())
+        log_type = np.log(np.array([0.5] + [0.5 / types] * types))[:, None]
+        out: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        jobs = []
+        for i, view in enumerate(views):
+            out.append({})
+            for seat, n in enumerate(view.dice_left):
+                if seat == view.seat or n == 0:
+                    continue
+                hands, log_prior = self._hands[n]
+                out[i][seat] = (hands, log_type + log_prior[None])
+                made = [t for t, b in enumerate(view.bids) if b[0] == seat]
+                if made:
+                    jobs.append((i, seat, made))
+        if jobs:
+            base = self._policy_likelihoods(views, jobs)
+            bots = self._type_likelihoods(views, jobs)
+            for (i, seat, _), b, k in zip(jobs, base, bots, strict=True):
+                hands, log_post = out[i][seat]
+                out[i][seat] = (hands, log_post + np.concatenate([b[None], k]))
+        for posts in out:
+            for seat, (hands, log_post) in posts.items():
+                w = np.exp(log_post - log_post.max())
+                posts[seat] = (hands, w / w.sum())
+        return out
 
     def hand_posteriors(
         self, views: list[PlayerView], belief: str | None = None
@@ -630,6 +786,11 @@ class SearchAgent:
             ``probs (H,)`` their posterior probabilities: the multinomial prior times the
             modelled probability of each of its bids this round (see ``belief``).
         """
+        if (belief or self.belief) == "mixed":
+            return [
+                {seat: (hands, probs.sum(0)) for seat, (hands, probs) in posts.items()}
+                for posts in self.typed_posteriors(views)
+            ]
         out: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
         jobs = []  # (view index, seat, bid positions)
         for i, view in enumerate(views):
@@ -643,11 +804,11 @@ class SearchAgent:
                 if made:
                     jobs.append((i, seat, made))
         if jobs:
-            logs = (
-                self._policy_likelihoods(views, jobs)
-                if (belief or self.belief) == "policy"
-                else self._model_likelihoods(views, jobs)
-            )
+            belief = belief or self.belief
+            if belief == "policy":
+                logs = self._policy_likelihoods(views, jobs)
+            else:
+                logs = self._model_likelihoods(views, jobs)
             for (i, seat, _), log_like in zip(jobs, logs, strict=True):
                 hands, log_prior = out[i][seat]
                 out[i][seat] = (hands, log_prior + log_like)
@@ -657,15 +818,14 @@ class SearchAgent:
                 posts[seat] = (hands, w / w.sum())
         return out
 
-    def _policy_likelihoods(self, views, jobs) -> list[np.ndarray]:
-        """Log-likelihood of each hand: the base's probability of each of its bids."""
-        s, codec, layout = self.settings, self.codec, self.layout
-        own = layout.slices["own_dice"]
-        obs_parts, masks, actions, sizes, states = [], [], [], [], []
+    def _bid_positions(self, views, jobs) -> list[tuple[GameState, int, int]]:
+        """``(state, bidder, bid id)`` of every bid of ``jobs``, in order.
+
+        The state is the position the bid was made in, the bidder's dice left empty.
+        """
+        out = []
         for i, seat, made in jobs:
             view = views[i]
-            hands, _ = self._hands[view.dice_left[seat]]
-            counts = self._own_counts(hands)
             for t in made:
                 state = GameState(
                     dice=[[] for _ in view.dice_left],
@@ -675,22 +835,41 @@ class SearchAgent:
                     bids=list(view.bids[:t]),
                     palifico=view.palifico,
                 )
-                template = torch.from_numpy(layout.encode(state, seat))
-                block = template.repeat(len(hands), 1)
-                block[:, own] = self._own_values[counts]
-                obs_parts.append(block)
-                masks.append(
-                    torch.from_numpy(self.game.legal_mask(state) > 0).repeat(len(hands), 1)
-                )
-                actions.append(torch.full((len(hands),), codec.encode_bid(*view.bids[t][1:])))
-                sizes.append(len(hands))
-                states.append((state, hands, seat))
+                out.append((state, seat, self.codec.encode_bid(*view.bids[t][1:])))
+        return out
+
+    @staticmethod
+    def _per_job(jobs, log_p: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
+        """Sums the per-bid log-likelihoods (``sizes`` hands each) into one per job."""
+        pieces = np.split(log_p, np.cumsum(sizes)[:-1])
+        out, k = [], 0
+        for _, _, made in jobs:
+            out.append(sum(pieces[k + j] for j in range(len(made))))
+            k += len(made)
+        return out
+
+    def _policy_likelihoods(self, views, jobs) -> list[np.ndarray]:
+        """Log-likelihood of each hand: the base's probability of each of its bids."""
+        s, layout = self.settings, self.layout
+        own = layout.slices["own_dice"]
+        positions = self._bid_positions(views, jobs)
+        obs_parts, masks, actions, sizes = [], [], [], []
+        for state, seat, bid in positions:
+            hands, _ = self._hands[state.dice_left[seat]]
+            counts = self._own_counts(hands)
+            template = torch.from_numpy(layout.encode(state, seat))
+            block = template.repeat(len(hands), 1)
+            block[:, own] = self._own_values[counts]
+            obs_parts.append(block)
+            masks.append(torch.from_numpy(self.game.legal_mask(state) > 0).repeat(len(hands), 1))
+            actions.append(torch.full((len(hands),), bid))
+            sizes.append(len(hands))
         obs, mask, action = torch.cat(obs_parts), torch.cat(masks), torch.cat(actions)
 
         def scalar_views() -> list[PlayerView]:
             out = []
-            for state, hands, seat in states:
-                for hand in hands:
+            for state, seat, _ in positions:
+                for hand in self._hands[state.dice_left[seat]][0]:
                     held = GameState(
                         dice=[list(hand) if k == seat else [] for k in range(len(state.dice))],
                         dice_left=state.dice_left,
@@ -706,13 +885,7 @@ class SearchAgent:
         if s.floor > 0:
             legal = mask.sum(1).double()
             log_p = torch.log((1 - s.floor) * log_p.exp() + s.floor / legal)
-        pieces = log_p.split(sizes)
-        out, k = [], 0
-        for _, _, made in jobs:
-            total = sum(pieces[k + j] for j in range(len(made)))
-            out.append(total.numpy())
-            k += len(made)
-        return out
+        return self._per_job(jobs, log_p.numpy(), sizes)
 
     def _model_likelihoods(self, views, jobs) -> list[np.ndarray]:
         """Log-likelihood of each hand under the belief model's bidding model."""
