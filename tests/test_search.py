@@ -82,6 +82,19 @@ def test_spec_settings_and_errors():
         make_agent("search:nobody", SMALL)
 
 
+def test_choice_rule_follows_the_belief_unless_set():
+    base = random_network_agent(SMALL)
+
+    def choice(**settings):
+        return SearchAgent(base, SMALL, SearchSettings(**settings), "checkpoint:x").choice
+
+    assert choice(belief="mixed") == (0.5, 0.02)
+    assert choice(belief="policy") == choice(belief="robust") == (1.0, 0.1)
+    assert choice(belief="mixed", prior=1.0) == (1.0, 0.02)
+    assert choice(belief="policy", temperature=0.3) == (1.0, 0.3)
+    assert parse_search_spec("search:belief?prior=0")[1].prior == 0.0
+
+
 def test_bad_spec_fails_before_any_game():
     from liars_train.evaluation.tournament import main
 

@@ -79,6 +79,13 @@ DEPTHS = ("round", "game")
 BELIEFS = ("auto", "policy", "model", "robust", "mixed")
 """Values of the ``belief`` setting."""
 
+CHOICE_RULES = {"mixed": (0.5, 0.02), "other": (1.0, 0.1)}
+"""The choice rule's ``(prior, temperature)`` where the settings leave them unset: greedy
+with the ``mixed`` belief, whose model of each opponent is checked against its bids (a
+move's values can be trusted over the base's probabilities); the KL-regularised rule
+at ``τ = 0.1`` with the others, whose model of the opponents is fixed (measured:
+``docs/search.md``)."""
+
 
 @dataclass(frozen=True)
 class SearchSettings:
@@ -93,11 +100,13 @@ class SearchSettings:
     depth: str = "round"
     """``round``: play to the searcher's first decision after the round and score it
     (value head, or the dice left); ``game``: play to the end of the game."""
-    temperature: float = 0.1
-    """``τ`` of the choice rule (see the module docstring); smaller is greedier."""
-    prior: float = 1.0
+    temperature: float | None = None
+    """``τ`` of the choice rule (see the module docstring); smaller is greedier.
+    ``None``: by the belief (:data:`CHOICE_RULES`)."""
+    prior: float | None = None
     """``α``, the weight of the base's probabilities in the choice rule (1: the
-    KL-regularised rule; 0: a softmax of the values alone over the candidates)."""
+    KL-regularised rule; 0: a softmax of the values alone over the candidates).
+    ``None``: by the belief (:data:`CHOICE_RULES`)."""
     belief: str = "auto"
     """How opponents are modelled: ``policy`` (the base agent's own probabilities),
     ``model`` (the belief model), ``auto`` (``policy`` for a checkpoint, ``model``
@@ -140,11 +149,15 @@ class SearchSettings:
                     f"search setting types must be presets joined by '+' (of "
                     f"{', '.join(BOT_PRESETS)}), got {self.types!r}"
                 )
-        if not (isinstance(self.temperature, float) and 0 < self.temperature < math.inf):
+        if self.temperature is not None and not (
+            isinstance(self.temperature, float) and 0 < self.temperature < math.inf
+        ):
             raise ValueError(
                 f"search setting temperature must be a positive number, got {self.temperature!r}"
             )
-        if not (isinstance(self.prior, float) and 0.0 <= self.prior < math.inf):
+        if self.prior is not None and not (
+            isinstance(self.prior, float) and 0.0 <= self.prior < math.inf
+        ):
             raise ValueError(f"search setting prior must be a number >= 0, got {self.prior!r}")
         if not (isinstance(self.floor, float) and 0.0 <= self.floor < 1.0):
             raise ValueError(f"search setting floor must lie in [0, 1), got {self.floor!r}")
@@ -187,7 +200,7 @@ def parse_search_spec(spec: str) -> tuple[str, SearchSettings]:
             )
         if not eq:
             raise ValueError(f"search spec {spec!r}: setting {key!r} needs a value (key=value)")
-        kind = type(getattr(SearchSettings, key))
+        kind = float if key in ("temperature", "prior") else type(getattr(SearchSettings, key))
         try:
             settings[key] = kind(value) if kind is not int else _int(value)
         except ValueError:
@@ -379,6 +392,10 @@ class SearchAgent:
     ROW_LIMIT = 1 << 15
     """Most rollout games one batch holds (larger searches are split into chunks)."""
 
+    LIKELIHOOD_CACHE = 4096
+    """Bid positions whose likelihoods under the base and the bots the belief keeps
+    (they recur at every later decision of the round)."""
+
     def __init__(
         self,
         base: Any,
@@ -412,6 +429,12 @@ class SearchAgent:
         if belief == "auto":
             belief = "policy" if isinstance(self.base, _NetworkBase) else "model"
         self.belief = belief
+        # the choice rule's (α, τ): the settings', or CHOICE_RULES' where they are unset
+        prior, temperature = CHOICE_RULES["mixed" if belief == "mixed" else "other"]
+        self.choice = (
+            prior if self.settings.prior is None else self.settings.prior,
+            temperature if self.settings.temperature is None else self.settings.temperature,
+        )
         self.game = LiarsDiceGame(rules)
         self.layout = ObservationLayout(rules)
         self.codec = self.game.codec
@@ -428,6 +451,11 @@ class SearchAgent:
         self._envs: OrderedDict[int, BatchedEnv] = OrderedDict()
         self._bots: dict[tuple[int, int], Any] = {}
         self._bot_seed = 0
+        # the likelihoods of each bid seen (a function of the bid's position), and for
+        # belief=mixed the batches that work out the bots' and their bots without bluffs
+        self._likelihoods: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._envs_for_bids: dict[int, BatchedEnv] = {}
+        self._exact_bots: dict[tuple[int, str], Any] = {}
         self.oracle = None
         self.rng = np.random.default_rng(seed)
 
@@ -558,7 +586,8 @@ class SearchAgent:
             moves, ok = cand[i][valid[i]], valid[i]
             pri = prior[i, moves]
             qi = q[i][ok]
-            logits = s.prior * np.log(pri + PRIOR_FLOOR) + qi / s.temperature
+            alpha, tau = self.choice
+            logits = alpha * np.log(pri + PRIOR_FLOOR) + qi / tau
             weights = np.exp(logits - logits.max())
             probs = np.zeros(codec.num_actions)
             probs[moves] = weights / weights.sum()
@@ -658,42 +687,98 @@ class SearchAgent:
         spread evenly over the lowest ``min(2F, legal)`` legal bids; ``floor`` mixes in
         a uniform choice, as for the base.
         """
-        codec, rules, floor = self.codec, self.rules, self.settings.floor
-        nb = codec.num_bids
+        return self._cached_likelihoods(views, jobs, "types", self._bot_bid_likelihoods)
+
+    def _cached_likelihoods(self, views, jobs, kind: str, compute) -> list[np.ndarray]:
+        """Per job, the sum over its bids of ``compute``'s per-bid log-likelihoods.
+
+        A bid's log-likelihoods are a function of the position it was made in (and this
+        search's base and settings), and every later decision of the round asks for
+        them again: they are kept (the last :attr:`LIKELIHOOD_CACHE` positions), and
+        ``compute(positions)`` is asked only for the positions not seen yet.
+        """
         positions = self._bid_positions(views, jobs)
-        states, sizes, bids = [], [], []
-        for state, seat, bid in positions:
-            hands, _ = self._hands[state.dice_left[seat]]
-            for hand in hands:
-                dice = [[1] * n for n in state.dice_left]
-                dice[seat] = list(hand)
-                states.append(replace(state, dice=dice))
-            sizes.append(len(hands))
-            bids += [bid] * len(hands)
-        env = BatchedEnv(rules, num_envs=len(states), seed=0, check_actions=False)
-        env.load_states(torch.arange(len(states)), states)
+        cache = self._likelihoods
+        keys = [
+            (kind, tuple(st.dice_left), st.opener, tuple(st.bids), st.palifico, seat, bid)
+            for st, seat, bid in positions
+        ]
+        todo = list({k: i for i, k in enumerate(keys) if k not in cache}.values())
+        new = dict(
+            zip(
+                [keys[i] for i in todo],
+                compute([positions[i] for i in todo]) if todo else [],
+                strict=True,
+            )
+        )
+        out, k = [], 0
+        for _, _, made in jobs:
+            parts = [keys[k + j] for j in range(len(made))]
+            out.append(sum(new[key] if key in new else cache[key] for key in parts))
+            k += len(made)
+        cache.update(new)
+        while len(cache) > self.LIKELIHOOD_CACHE:
+            cache.popitem(last=False)
+        return out
+
+    def _bot_bid_likelihoods(self, positions) -> list[np.ndarray]:
+        """``(K, H)`` log-probability of each position's bid, per bot and bidder's hand."""
+        codec, rules, floor = self.codec, self.rules, self.settings.floor
+        nb, p, d = codec.num_bids, rules.num_players, rules.dice_per_player
+        sizes = [len(self._hands[st.dice_left[seat]][0]) for st, seat, _ in positions]
+        total = sum(sizes)
+        size = max(256, 1 << (total - 1).bit_length())  # a few env sizes, reused
+        env = self._envs_for_bids.get(size)
+        if env is None:
+            env = self._envs_for_bids[size] = BatchedEnv(
+                rules, num_envs=size, seed=0, check_actions=False
+            )
+        longest = max(1, max(len(st.bids) for st, _, _ in positions))
+        dice = np.zeros((total, p, d), np.int64)
+        dice_left = np.zeros((total, p), np.int64)
+        opener = np.zeros(total, np.int64)
+        bids = np.full((total, longest), -1, np.int64)
+        palifico = np.zeros(total, bool)
+        bid = np.zeros(total, np.int64)
+        start = 0
+        for (st, seat, made), n in zip(positions, sizes, strict=True):
+            rows = slice(start, start + n)
+            for k, left in enumerate(st.dice_left):
+                dice[rows, k, :left] = 1  # the others' dice: unseen by the bidder
+            hands, _ = self._hands[st.dice_left[seat]]
+            dice[rows, seat, : hands.shape[1]] = hands
+            dice_left[rows] = st.dice_left
+            opener[rows] = st.opener
+            bids[rows, : len(st.bids)] = [codec.encode_bid(q, f) for _, q, f in st.bids]
+            palifico[rows] = st.palifico
+            bid[rows] = made
+            start += n
+        rows = torch.arange(total)
+        env.set_positions(
+            rows, dice=dice, dice_left=dice_left, opener=opener, bids=bids, palifico=palifico
+        )
         obs, mask = env.observe(), env.legal_mask()
-        rows = torch.arange(len(states))
-        bid = torch.as_tensor(bids)
-        legal_bids = mask[:, :nb]
+        bid = torch.from_numpy(bid)
+        legal_bids = mask[:total, :nb]
         is_bid = legal_bids.gather(1, bid[:, None]).squeeze(1)
         # the bluff: uniform over the first `span` legal bids
         span = legal_bids.sum(1).clamp_max(2 * rules.faces)
         rank = legal_bids.long().cumsum(1).gather(1, bid[:, None]).squeeze(1)
         in_span = is_bid & (rank <= span)
-        legal = mask.sum(1).double()
+        legal = mask[:total].sum(1).double()
         out = []
         for name in self._types():
-            params = bot_params(name)[1]
-            exact = make_batched_bot(env, name)
-            exact.params = replace(params, bluff_rate=0.0)
+            exact = self._exact_bots.get((size, name))
+            if exact is None:
+                exact = self._exact_bots[(size, name)] = make_batched_bot(env, name)
+                exact.params = replace(exact.params, bluff_rate=0.0)
             move = exact.act(mask, rows, obs)
-            r = params.bluff_rate
+            r = bot_params(name)[1].bluff_rate
             p_bid = (1 - r) * (move == bid).double() + r * in_span.double() / span.double()
             p_bid = (1 - floor) * p_bid + floor / legal
             out.append(np.log(np.maximum(p_bid.numpy(), 1e-300)))
-        per_type = [self._per_job(jobs, log_p, sizes) for log_p in out]
-        return [np.stack(parts) for parts in zip(*per_type, strict=True)]
+        tables = np.stack(out)  # (K, total)
+        return np.split(tables, np.cumsum(sizes)[:-1], axis=1)
 
     # ------------------------------------------------------------------ belief
     def _deals(
@@ -838,21 +923,14 @@ class SearchAgent:
                 out.append((state, seat, self.codec.encode_bid(*view.bids[t][1:])))
         return out
 
-    @staticmethod
-    def _per_job(jobs, log_p: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
-        """Sums the per-bid log-likelihoods (``sizes`` hands each) into one per job."""
-        pieces = np.split(log_p, np.cumsum(sizes)[:-1])
-        out, k = [], 0
-        for _, _, made in jobs:
-            out.append(sum(pieces[k + j] for j in range(len(made))))
-            k += len(made)
-        return out
-
     def _policy_likelihoods(self, views, jobs) -> list[np.ndarray]:
         """Log-likelihood of each hand: the base's probability of each of its bids."""
+        return self._cached_likelihoods(views, jobs, "policy", self._policy_bid_likelihoods)
+
+    def _policy_bid_likelihoods(self, positions) -> list[np.ndarray]:
+        """``(H,)`` log-probability of each position's bid under the base, per hand."""
         s, layout = self.settings, self.layout
         own = layout.slices["own_dice"]
-        positions = self._bid_positions(views, jobs)
         obs_parts, masks, actions, sizes = [], [], [], []
         for state, seat, bid in positions:
             hands, _ = self._hands[state.dice_left[seat]]
@@ -885,7 +963,7 @@ class SearchAgent:
         if s.floor > 0:
             legal = mask.sum(1).double()
             log_p = torch.log((1 - s.floor) * log_p.exp() + s.floor / legal)
-        return self._per_job(jobs, log_p.numpy(), sizes)
+        return np.split(log_p.numpy(), np.cumsum(sizes)[:-1])
 
     def _model_likelihoods(self, views, jobs) -> list[np.ndarray]:
         """Log-likelihood of each hand under the belief model's bidding model."""
