@@ -176,6 +176,29 @@ def test_mixed_belief_weights_match_exact_enumeration():
         assert probs.sum(1).max() > 2 * probs.sum(1).min()  # the bids told the players apart
 
 
+def test_bid_likelihoods_are_worked_out_once_per_position():
+    base = random_network_agent(SMALL)
+    settings = SearchSettings(belief="mixed", types="bayes+cautious")
+    search = SearchAgent(base, SMALL, settings, base_spec="checkpoint:x")
+    fresh = SearchAgent(base, SMALL, settings, base_spec="checkpoint:x")
+    views = [position(SMALL, bids=b, seed=4)[3] for b in (3, 5)]  # one round, two moments
+    asked = []
+    compute = search._bot_bid_likelihoods
+    search._bot_bid_likelihoods = lambda positions: (
+        asked.append(len(positions)) or compute(positions)
+    )
+    first = search.typed_posteriors(views[:1])[0]
+    later = search.typed_posteriors(views[1:])[0]
+    again = search.typed_posteriors(views[:1])[0]
+    # after 3 bids seat 0 reads seats 1 and 2's bids (positions 1, 2); after 5, seat 2
+    # reads those of seats 0 and 1 (positions 0, 1, 3, 4), of which position 1 was seen
+    assert asked == [2, 3]
+    for got, view in ((first, views[0]), (later, views[1]), (again, views[0])):
+        want = fresh.typed_posteriors([view])[0]
+        for seat in want:
+            np.testing.assert_array_equal(got[seat][1], want[seat][1])
+
+
 def test_mixed_belief_tells_the_base_from_a_bot_by_their_bids():
     # a round bid by a bot reads as the bot's; one bid by the base as the base's
     rules = RuleSet.preset("perudo", num_players=2, dice_per_player=3)
