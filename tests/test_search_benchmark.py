@@ -19,7 +19,7 @@ def load_bench():
 def test_oracle_run_measures_the_search_sampling_and_seeing_the_hands(tmp_path, capsys):
     out = tmp_path / "oracle.json"
     argv = ["oracle", "--players", "2", "--opponent", "belief", "--games", "6"]
-    settings = "samples=16,prior=0.5,temperature=0.02"
+    settings = "samples=16,prior=0.5,temperature=0.02,belief=policy"
     assert load_bench().main([*argv, "--settings", settings, "--out", str(out)]) == 0
     rows = json.loads(out.read_text())
     assert [(r["oracle"], r["games"]) for r in rows] == [(False, 6), (True, 6)]

@@ -9,32 +9,37 @@ is the other players' dice:
    opponent's bids this round were with it, and samples ``samples`` deals of the hidden
    dice from those weights. The model of how players bid is the base agent itself
    (``belief=policy``: the base policy's own probability of each bid, asked at the
-   position the bidder was in, holding the hand in question) or, where asking the
-   base for every hand is too slow (the scalar bots), the belief model of
-   :mod:`liars_env.agents.belief` (``belief=model``). Given the public bids the opponents'
-   hands are independent (each bid depends only on its bidder's own hand and the public
-   history), so each opponent's weights are computed on their own: exactly, by
-   enumerating its hands (multisets of faces, 252 for 5 dice of 6 faces).
+   position the bidder was in, holding the hand in question); or, the default for a
+   checkpoint, the base *or* one of the bots (``belief=mixed``: each opponent's bids
+   weigh who it is as well as its hand, and the playouts let the player drawn for it
+   play its seat); or, where asking the base for every hand is too slow (the scalar
+   bots), the belief model of :mod:`liars_env.agents.belief` (``belief=model``). Given
+   the public bids the opponents' hands are independent (each bid depends only on its
+   bidder's own hand and the public history), so each opponent's weights are computed
+   on their own: exactly, by enumerating its hands (multisets of faces, 252 for 5 dice
+   of 6 faces).
 2. **Rollouts.** Its candidate moves are the base agent's ``candidates`` most likely bids
    plus every legal call. For every candidate and sampled deal (``rollouts`` times) it
    starts a game at the position on the batched engine
    (:meth:`liars_env.batched.BatchedEnv.set_positions`), plays the candidate, and lets the
-   base agent play every seat: to the end of the round and up to the searcher's next
-   decision (``depth=round``), where the base's value head scores the position (or, for
-   a base without one, the dice it leaves: see :func:`dice_value`), or to the end of the
-   game (``depth=game``). Leaving the game counts as a loss at once, winning it as a win.
+   base agent (or the player drawn for a seat) play every seat: to the end of the round
+   and up to the searcher's next decision (``depth=round``), where the base's value
+   head scores the position (or, for a base without one, the dice it leaves: see
+   :func:`dice_value`), or to the end of the game (``depth=game``). Leaving the game
+   counts as a loss at once, winning it as a win.
 3. **Choice.** With ``Q(a)`` the mean return of candidate ``a`` and ``π(a)`` the base
    agent's probability of it, the search plays
 
    ``π_search(a) ∝ (π(a) + 0.001)^α · exp(Q(a) / τ)``
 
    over the candidates (0 elsewhere), ``α = prior`` and ``τ = temperature``. With
-   ``α = 1`` (the default) this is the policy that maximises
-   ``E[Q] − τ · KL(π_search ‖ π)``, a regularised policy improvement; a smaller ``α``
-   and ``τ`` let the values overrule a confident base more easily. The default
-   (``α = 1, τ = 0.1``) is the setting measured not to lose strength against the bots;
-   ``α = 0.5, τ = 0.02`` gains far more against the base itself and loses to the bots
-   (``docs/search.md`` has the figures).
+   ``α = 1`` this is the policy that maximises ``E[Q] − τ · KL(π_search ‖ π)``, a
+   regularised policy improvement; a smaller ``α`` and ``τ`` let the values overrule a
+   confident base more easily. Unset, they follow the belief (:data:`CHOICE_RULES`):
+   ``α = 0.5, τ = 0.02`` with ``mixed``, whose model of each opponent is checked
+   against its bids, and the hedged ``α = 1, τ = 0.1`` with the fixed models, where a
+   greedy choice loses to players who bid unlike the model (``docs/search.md`` has
+   the figures).
    :meth:`SearchAgent.action_probabilities` returns this distribution, so
    :func:`liars_env.solver.exploit` measures the search exactly on small games;
    :meth:`SearchAgent.act` samples from it.
@@ -109,8 +114,8 @@ class SearchSettings:
     ``None``: by the belief (:data:`CHOICE_RULES`)."""
     belief: str = "auto"
     """How opponents are modelled: ``policy`` (the base agent's own probabilities),
-    ``model`` (the belief model), ``auto`` (``policy`` for a checkpoint, ``model``
-    otherwise: asking a scalar bot for every hand is slow), or ``robust``: ``samples``
+    ``model`` (the belief model), ``auto`` (``mixed`` for a checkpoint, ``model``
+    otherwise: asking a scalar bot for every hand is slow), ``robust``: ``samples``
     deals from each of the two, each move valued at the worse of its two mean returns
     (for opponents that may bid unlike the base; twice the playouts at the same
     ``samples``, while ``budget`` counts both), or ``mixed``: each opponent is either
@@ -427,7 +432,7 @@ class SearchAgent:
             self.base = _ScalarBase(base, rules)
         belief = self.settings.belief
         if belief == "auto":
-            belief = "policy" if isinstance(self.base, _NetworkBase) else "model"
+            belief = "mixed" if isinstance(self.base, _NetworkBase) else "model"
         self.belief = belief
         # the choice rule's (α, τ): the settings', or CHOICE_RULES' where they are unset
         prior, temperature = CHOICE_RULES["mixed" if belief == "mixed" else "other"]
