@@ -23,6 +23,13 @@ Strength against other players is the ladder's (``python -m liars_train.evaluati
       python benchmarks/search.py oracle --players 2 --opponent belief --games 100 \
           --settings prior=0.5,temperature=0.02
 
+* ``types``: how fast ``belief=mixed`` tells who is bidding: scalar 2-player games of
+  the base in seat 0 against ``--opponent``; at each of seat 0's decisions, the posterior
+  that the opponent is the base (:meth:`~liars_env.agents.search.SearchAgent.typed_posteriors`),
+  by the number of its bids this round (median, and how often it is above ½)::
+
+      python benchmarks/search.py types --opponent bayes --games 30
+
 * ``exploit``: the exact exploitability (:func:`liars_env.solver.exploit`) of each base
   and of ``search:`` over it on a small 2-player game (default: perudo, 1 die, 6 faces)::
 
@@ -149,6 +156,36 @@ def oracle_row(players: int, settings: str, opponent: str, games: int, oracle: b
     }
 
 
+def types_rows(opponent: str, games: int, seed: int, settings: str) -> list[dict]:
+    """P(the opponent is the base | its bids this round), by its number of bids."""
+    rules = RuleSet.preset("perudo", num_players=2)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    spec = with_settings("search:checkpoint:checkpoints/perudo_2p?belief=mixed", settings)
+    search, other = make_agent(spec, rules), make_agent(opponent, rules, seed=1)
+    seen: dict[int, list[float]] = {}
+
+    def act(view):
+        if any(seat == 1 for seat, _, _ in view.bids):
+            joint = search.typed_posteriors([view])[0][1][1]
+            made = sum(seat == 1 for seat, _, _ in view.bids)
+            seen.setdefault(min(made, 3), []).append(float(joint[0].sum()))
+        return search.base_agent.act(view)
+
+    for g in range(games):
+        rng = np.random.default_rng([seed, g])
+        play_out(game, layout, game.new_game(rng), rng, 0, act, other)
+    return [
+        {
+            "opponent": opponent,
+            "bids": k,
+            "decisions": len(p),
+            "median": float(np.median(p)),
+            "above_half": float(np.mean(np.array(p) > 0.5)),
+        }
+        for k, p in sorted(seen.items())
+    ]
+
+
 def exploit_rows(bases: list[str], rules: RuleSet, settings: str) -> list[dict]:
     """Exact exploitability of each base and of the search over it."""
     from liars_env.solver import round_states
@@ -172,7 +209,7 @@ def exploit_rows(bases: list[str], rules: RuleSet, settings: str) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: ``python benchmarks/search.py {latency,budget,oracle,exploit} ...``."""
+    """Entry point: ``python benchmarks/search.py {latency,budget,oracle,exploit,types} ...``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     lat = sub.add_parser("latency")
@@ -194,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--dice", type=int, default=1)
     exp.add_argument("--faces", type=int, default=6)
     exp.add_argument("--settings", default="")
-    for p in (lat, bud, ora, exp):
+    typ = sub.add_parser("types")
+    typ.add_argument("--opponent", default="bayes")
+    typ.add_argument("--games", type=int, default=30)
+    typ.add_argument("--settings", default="")
+    for p in (lat, bud, ora, exp, typ):
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out")
     ns = parser.parse_args(argv)
@@ -236,6 +277,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {label} | {r['games']} | "
                 f"{r['win_rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] |"
             )
+    elif ns.what == "types":
+        rows = types_rows(ns.opponent, ns.games, ns.seed, ns.settings)
+        print(f"| bids of `{ns.opponent}` this round | decisions | P(base), median | above ½ |")
+        print("|---|---|---|---|")
+        for r in rows:
+            bids = "3 or more" if r["bids"] == 3 else r["bids"]
+            print(f"| {bids} | {r['decisions']} | {r['median']:.3f} | {r['above_half']:.2f} |")
     else:
         rules = RuleSet.preset("perudo", num_players=2, dice_per_player=ns.dice, faces=ns.faces)
         rows = exploit_rows(ns.bases, rules, ns.settings)

@@ -1,4 +1,4 @@
-"""A tiny run of benchmarks/search.py's ``oracle``: the search sampling and seeing the dice."""
+"""Tiny runs of benchmarks/search.py: ``oracle`` (sampling and seeing the dice), ``types``."""
 
 from __future__ import annotations
 
@@ -33,3 +33,16 @@ def test_oracle_run_measures_the_search_sampling_and_seeing_the_hands(tmp_path, 
         assert 0 <= lo <= row["win_rate"] <= hi <= 1
     table = capsys.readouterr().out
     assert "| sees the hidden dice | 6 | 1.000" in table
+
+
+def test_types_run_reads_who_is_bidding(tmp_path, capsys):
+    out = tmp_path / "types.json"
+    argv = ["types", "--opponent", "checkpoint:checkpoints/perudo_2p", "--games", "2"]
+    assert load_bench().main([*argv, "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["bids"] for r in rows] == sorted({r["bids"] for r in rows}) and rows[0]["bids"] == 1
+    for r in rows:
+        assert r["decisions"] > 0 and 0 <= r["above_half"] <= 1
+    # the opponent is the base itself: once it has bid twice, the base is the likelier
+    assert all(r["median"] > 0.5 for r in rows if r["bids"] >= 2)
+    assert "| bids of `checkpoint:checkpoints/perudo_2p` this round |" in capsys.readouterr().out
