@@ -157,14 +157,67 @@ class BatchedProbabilisticBot:
         with using_threads(self.env.threads):
             return self._act(mask, rows, obs)
 
+    def action_probability(
+        self,
+        mask: torch.Tensor,
+        rows: torch.Tensor,
+        actions: torch.Tensor,
+        obs: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The probability that :meth:`act` plays ``actions`` in games ``rows``, ``(n,)``.
+
+        The batched form of the scalar bot's ``action_probabilities``: ``1 − r`` on its
+        planned move, and with chance ``r`` (``bluff_rate``, where a bid is legal) a bluff
+        drawn uniformly from the ``2·F`` lowest legal bids. Leaves the bluffs' generator
+        untouched.
+
+        Args:
+            mask: ``(B, A)`` legal mask of the whole batch.
+            rows: Games to ask about.
+            actions: ``(n,)`` one action per game of ``rows``.
+            obs: ``(B, size)`` observations of the whole batch, if at hand.
+        """
+        with using_threads(self.env.threads):
+            planned, _ = self._planned(mask, rows, obs)
+        legal_bids = mask[rows, : self.env.codec.num_bids]
+        p = (planned == actions).double()
+        r = self.params.bluff_rate
+        if r > 0:
+            span = legal_bids.sum(1).clamp_max(2 * self.faces)
+            safe = actions.clamp_max(legal_bids.shape[1] - 1)[:, None]
+            rank = legal_bids.long().cumsum(1).gather(1, safe).squeeze(1)
+            bluff = (actions < legal_bids.shape[1]) & legal_bids.gather(1, safe).squeeze(1)
+            bluff &= rank <= span
+            mixed = (1 - r) * p + r * bluff.double() / span.clamp_min(1).double()
+            p = torch.where(span > 0, mixed, p)  # no legal bid: no bluff
+        return p
+
     def _act(
         self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None
     ) -> torch.Tensor:
-        env, params, rules = self.env, self.params, self.env.rules
-        nb = env.codec.num_bids
+        env, params = self.env, self.params
         n = len(rows)
         if n == 0:
             return torch.zeros(0, dtype=torch.long, device=env.device)
+        action, legal_bids = self._planned(mask, rows, obs)
+        has_raise = legal_bids.any(1)
+        if params.bluff_rate > 0:
+            u = torch.rand((n, 2), device=env.device, generator=self.generator)
+            bluff = has_raise & (u[:, 0] < params.bluff_rate)
+            cumulative = legal_bids.to(torch.int32).cumsum(1)
+            span = cumulative[:, -1].clamp_max(2 * self.faces)
+            rank = (u[:, 1] * span).to(torch.int32).clamp_max(span - 1)
+            pick = (cumulative > rank[:, None]).to(torch.int8).argmax(1)
+            action = torch.where(bluff, pick, action)
+        return action
+
+    def _planned(
+        self, mask: torch.Tensor, rows: torch.Tensor, obs: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The move the bot plans in games ``rows`` (before any bluff), and their legal bids."""
+        env, params, rules = self.env, self.params, self.env.rules
+        nb = env.codec.num_bids
+        n = len(rows)
         p_bid, p_next = self.bid_tails(rows, obs)
         mask = mask[rows]
         legal_bids = mask[:, :nb]
@@ -198,15 +251,7 @@ class BatchedProbabilisticBot:
                 & (p_exact >= torch.maximum(1 - p_true, p_raise) - TIE)
             )
             action = torch.where(exact, env.codec.exact, action)
-        if params.bluff_rate > 0:
-            u = torch.rand((n, 2), device=env.device, generator=self.generator)
-            bluff = has_raise & (u[:, 0] < params.bluff_rate)
-            cumulative = legal_bids.to(torch.int32).cumsum(1)
-            span = cumulative[:, -1].clamp_max(2 * self.faces)
-            rank = (u[:, 1] * span).to(torch.int32).clamp_max(span - 1)
-            pick = (cumulative > rank[:, None]).to(torch.int8).argmax(1)
-            action = torch.where(bluff, pick, action)
-        return action
+        return action, legal_bids
 
     def _observations(self, rows: torch.Tensor, obs: torch.Tensor | None) -> torch.Tensor:
         return (obs if obs is not None else self.env.observe())[rows]

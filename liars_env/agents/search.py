@@ -457,10 +457,10 @@ class SearchAgent:
         self._bots: dict[tuple[int, int], Any] = {}
         self._bot_seed = 0
         # the likelihoods of each bid seen (a function of the bid's position), and for
-        # belief=mixed the batches that work out the bots' and their bots without bluffs
+        # belief=mixed the batches that work out the bots' and the bots asked there
         self._likelihoods: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._envs_for_bids: dict[int, BatchedEnv] = {}
-        self._exact_bots: dict[tuple[int, str], Any] = {}
+        self._likelihood_bots: dict[tuple[int, str], Any] = {}
         self.oracle = None
         self.rng = np.random.default_rng(seed)
 
@@ -683,17 +683,6 @@ class SearchAgent:
         for (_, k), bot in self._bots.items():
             bot.generator.manual_seed(seed + k)
 
-    def _type_likelihoods(self, views, jobs) -> list[np.ndarray]:
-        """``(K, H)`` log-likelihoods of each job's bids under each bot of ``types``.
-
-        Each bot's move at each bid's position is worked out for every hand the bidder
-        may hold (its batched twin, with its bluffs set aside), and the bid's
-        probability is the bot's: ``1 − r`` on its move plus its bluffs, a share ``r``
-        spread evenly over the lowest ``min(2F, legal)`` legal bids; ``floor`` mixes in
-        a uniform choice, as for the base.
-        """
-        return self._cached_likelihoods(views, jobs, "types", self._bot_bid_likelihoods)
-
     def _cached_likelihoods(self, views, jobs, kind: str, compute) -> list[np.ndarray]:
         """Per job, the sum over its bids of ``compute``'s per-bid log-likelihoods.
 
@@ -727,9 +716,16 @@ class SearchAgent:
         return out
 
     def _bot_bid_likelihoods(self, positions) -> list[np.ndarray]:
-        """``(K, H)`` log-probability of each position's bid, per bot and bidder's hand."""
+        """``(K, H)`` log-probability of each position's bid, per bot and bidder's hand.
+
+        Each bot of ``types`` is asked, on the batched engine, for the probability of the
+        bid with every hand the bidder may hold
+        (:meth:`~liars_env.agents.batched.BatchedProbabilisticBot.action_probability`:
+        its planned move and its bluffs); ``floor`` mixes in a uniform choice, as for the
+        base.
+        """
         codec, rules, floor = self.codec, self.rules, self.settings.floor
-        nb, p, d = codec.num_bids, rules.num_players, rules.dice_per_player
+        p, d = rules.num_players, rules.dice_per_player
         sizes = [len(self._hands[st.dice_left[seat]][0]) for st, seat, _ in positions]
         total = sum(sizes)
         size = max(256, 1 << (total - 1).bit_length())  # a few env sizes, reused
@@ -764,23 +760,13 @@ class SearchAgent:
         )
         obs, mask = env.observe(), env.legal_mask()
         bid = torch.from_numpy(bid)
-        legal_bids = mask[:total, :nb]
-        is_bid = legal_bids.gather(1, bid[:, None]).squeeze(1)
-        # the bluff: uniform over the first `span` legal bids
-        span = legal_bids.sum(1).clamp_max(2 * rules.faces)
-        rank = legal_bids.long().cumsum(1).gather(1, bid[:, None]).squeeze(1)
-        in_span = is_bid & (rank <= span)
         legal = mask[:total].sum(1).double()
         out = []
         for name in self._types():
-            exact = self._exact_bots.get((size, name))
-            if exact is None:
-                exact = self._exact_bots[(size, name)] = make_batched_bot(env, name)
-                exact.params = replace(exact.params, bluff_rate=0.0)
-            move = exact.act(mask, rows, obs)
-            r = bot_params(name)[1].bluff_rate
-            p_bid = (1 - r) * (move == bid).double() + r * in_span.double() / span.double()
-            p_bid = (1 - floor) * p_bid + floor / legal
+            bot = self._likelihood_bots.get((size, name))
+            if bot is None:
+                bot = self._likelihood_bots[(size, name)] = make_batched_bot(env, name)
+            p_bid = (1 - floor) * bot.action_probability(mask, rows, bid, obs) + floor / legal
             out.append(np.log(np.maximum(p_bid.numpy(), 1e-300)))
         tables = np.stack(out)  # (K, total)
         return np.split(tables, np.cumsum(sizes)[:-1], axis=1)
@@ -850,7 +836,7 @@ class SearchAgent:
                     jobs.append((i, seat, made))
         if jobs:
             base = self._policy_likelihoods(views, jobs)
-            bots = self._type_likelihoods(views, jobs)
+            bots = self._cached_likelihoods(views, jobs, "types", self._bot_bid_likelihoods)
             for (i, seat, _), b, k in zip(jobs, base, bots, strict=True):
                 hands, log_post = out[i][seat]
                 out[i][seat] = (hands, log_post + np.concatenate([b[None], k]))
