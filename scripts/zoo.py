@@ -149,12 +149,9 @@ def total_minutes(ev: dict) -> str:
 
 
 def rebuild_text(ev: dict) -> str:
-    """What rebuilds the model, counted: ``4 runs, 2 averages``."""
+    """What rebuilds the model: its pipeline file, linked, and its runs counted."""
     runs = len(ev["training"]["stages"])
-    commands = ev["training"]["commands"]
-    averages = sum("tools.average" in c for c in commands)
-    last = f"{averages} average{'s' * (averages != 1)}" if averages else "an export"
-    return f"{runs} runs, {last}"
+    return f"[{ev['training']['pipeline']}](../{ev['training']['pipeline']}), {runs} runs"
 
 
 def exploit_command(ev: dict, init: str, budget: int, seed: int) -> str:
@@ -293,15 +290,14 @@ def render_models_page(evals: list[dict]) -> str:
         "",
         "## How a model is rebuilt",
         "",
-        "No model was trained by one config: each is a chain of runs (a kickstarted or "
-        "transferred start, then fine-tuning rounds with the earlier models in the league), "
-        "some merged by weight averages (`python -m liars_train.tools.average`). Each card "
-        "lists its runs in order with their configs, and the averaging or export commands. "
-        f"The rounds' configs are kept in commit {CONFIGS_COMMIT}: "
-        f"`git show {CONFIGS_COMMIT}:configs/perudo_3p_round3.yaml > round3.yaml`, then "
-        "`liars-train --config round3.yaml`. Where a one-config recipe for the rule set and "
-        "table exists (`configs/perudo_3p.yaml`), the card names it; it does not rebuild "
-        "the shipped model.",
+        "Each model is rebuilt by one command from its pipeline in `configs/models/`: "
+        "`liars-train --pipeline configs/models/perudo_3p.yaml --out checkpoints/perudo_3p` "
+        "(run it again to resume; [the training guide](training.md#reproduce-a-shipped-model)). "
+        "A pipeline holds the chain of runs that made its model (a kickstarted or transferred "
+        "start, then fine-tuning rounds with the earlier models in the league), and the weight "
+        "averages where there are some. The one-run recipes in `configs/` "
+        "(`configs/perudo_3p.yaml`) train a model of the same table in one run; they do not "
+        "reach the shipped models' strength yet.",
         "",
     ]
     return "\n".join(out)
@@ -331,10 +327,10 @@ def render_card(ev: dict) -> str:
     spec = f"checkpoint:checkpoints/{name}"
     others = " ".join(["belief"] * (r["players"] - 1))
     recipe = (
-        f"The one-config recipe for this rule set and table is `{t['recipe_config']}`; it "
-        "does not rebuild this model."
+        f"The one-run recipe for this rule set and table, `{t['recipe_config']}`, is a "
+        "single league run; it does not reach this model's strength yet."
         if t["recipe_config"]
-        else "No one-config recipe exists for this rule set and table yet."
+        else "No one-run recipe exists for this rule set and table yet."
     )
     out = [
         GENERATED,
@@ -356,27 +352,27 @@ def render_card(ev: dict) -> str:
         "",
         "## Training",
         "",
-        f"{recipe} This model was built by a chain of runs; their configs are in commit "
-        f"{t['configs_commit']} (`git show {t['configs_commit']}:CONFIG`), and every change "
-        "is in `docs/history.md`.",
+        f"Rebuild it with one command from its pipeline, `{t['pipeline']}`: the runs below "
+        f"in order; the weights are {t['weights']}. Run the command again to resume after a stop; "
+        "the runs are seeded but not bit-for-bit repeatable across machines, so a rebuilt "
+        "model matches this one within the noise of the measurements, not weight for weight.",
         "",
-        "| run | config | learner decisions | wall time |",
+        "```sh",
+        f"liars-train --pipeline {t['pipeline']} --out checkpoints/{name}",
+        "```",
+        "",
+        "| run | pipeline stage | learner decisions | wall time |",
         "|---|---|---|---|",
     ]
     for s in t["stages"]:
         decisions = "—" if s["learner_decisions"] is None else f"{s['learner_decisions']:,}"
         minutes = "—" if s["wall_minutes"] is None else f"{s['wall_minutes']} min"
-        out.append(
-            f"| {s['role']} | `{t['configs_commit']}:{s['config']}` | {decisions} | {minutes} |"
-        )
+        out.append(f"| {s['role']} | {s['stage']} | {decisions} | {minutes} |")
     out += [
         f"| all | | {total_decisions(ev)} | {total_minutes(ev)} |",
         "",
-        f"Weights: {t['weights']}{'; ' + t['runs'] if t['runs'] else ''}. Machine: {t['machine']}.",
-        "",
-        "```sh",
-        *t["commands"],
-        "```",
+        f"Machine: {t['machine']}. {recipe} How each run came about, with its figures: "
+        "[the history](../../docs/history.md).",
         "",
         "## Evaluation",
         "",

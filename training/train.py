@@ -5,6 +5,7 @@ Examples::
     liars-train --config configs/perudo_3p.yaml --set total_steps=4000000
     liars-train --resume perudo_3p            # continue after a crash or a stop
     liars-train --config configs/rllib_perudo_3p.yaml --backend rllib
+    liars-train --pipeline configs/models/perudo_2p.yaml   # rebuild a shipped model
 """
 
 from __future__ import annotations
@@ -34,6 +35,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUN",
         help="continue the run RUN (its saved config) from its last checkpoint",
     )
+    parser.add_argument(
+        "--pipeline",
+        metavar="FILE",
+        help="build a pipeline file's stages (liars_train.pipeline; run it again to resume)",
+    )
+    parser.add_argument("--out", metavar="DIR", help="with --pipeline: also write the result there")
+    parser.add_argument(
+        "--until", metavar="STAGE", help="with --pipeline: build only up to this stage"
+    )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="with --pipeline: list the stages and which are built; build nothing",
+    )
+    parser.add_argument(
+        "--runs-dir",
+        default="runs",
+        help="with --pipeline: where its folder goes (default runs)",
+    )
     parser.add_argument("--device", help="cpu or cuda (overrides the config)")
     parser.add_argument(
         "--threads",
@@ -56,12 +76,22 @@ def main(argv: list[str] | None = None) -> int:
     args_ns = build_parser().parse_args(argv)
     if args_ns.backend == "rllib":
         return _main_rllib(args_ns)
+    sets = list(args_ns.set)
+    if args_ns.device:
+        sets.append(f"device={args_ns.device}")
+    if args_ns.threads is not None:
+        sets.append(f"torch_threads={args_ns.threads}")
+    pipeline_only = {"--out": args_ns.out, "--until": args_ns.until, "--plan": args_ns.plan}
+    if args_ns.pipeline:
+        if args_ns.config or args_ns.resume:
+            print("liars-train: --pipeline takes no --config or --resume", file=sys.stderr)
+            return 2
+        return _main_pipeline(args_ns, sets)
+    used = [name for name, value in pipeline_only.items() if value]
+    if used:
+        print(f"liars-train: {', '.join(used)} go with --pipeline", file=sys.stderr)
+        return 2
     try:
-        sets = list(args_ns.set)
-        if args_ns.device:
-            sets.append(f"device={args_ns.device}")
-        if args_ns.threads is not None:
-            sets.append(f"torch_threads={args_ns.threads}")
         if args_ns.resume:
             args = load_run_settings(Args, args_ns.resume, sets)
             trainer = Trainer(args, resume=True)
@@ -78,6 +108,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run folder: {trainer.run_dir} (TensorBoard: tensorboard --logdir {args.runs_dir})")
     if curve.exists():
         print(f"learning curve: {curve}")
+    return 0
+
+
+def _main_pipeline(args_ns: argparse.Namespace, sets: list[str]) -> int:
+    """``liars-train --pipeline FILE``: see ``training/pipeline.py``."""
+    from liars_train.pipeline import run_pipeline
+
+    try:
+        result = run_pipeline(
+            args_ns.pipeline,
+            runs_dir=args_ns.runs_dir,
+            out=args_ns.out,
+            sets=sets,
+            until=args_ns.until,
+            plan_only=args_ns.plan,
+        )
+    except (ValueError, CheckpointError) as exc:
+        print(f"liars-train: {exc}", file=sys.stderr)
+        return 2
+    if result is not None:
+        print(f"model: {result}")
     return 0
 
 
