@@ -183,6 +183,8 @@ def test_liars_train_pipeline_command_plans_and_refuses_bad_input(tmp_path, caps
     assert "no stage 'nowhere'" in capsys.readouterr().err
     assert train.main(["--config", "configs/quickstart.yaml", "--out", "x"]) == 2
     assert "--out go with --pipeline" in capsys.readouterr().err
+    assert train.main(["--config", str(path)]) == 2
+    assert f"run it with liars-train --pipeline {path}" in capsys.readouterr().err
 
 
 MODEL_PIPELINES = sorted((ROOT / "configs" / "models").glob("*.yaml"))
@@ -225,6 +227,27 @@ def test_a_shipped_models_pipeline_ends_in_that_model(path):
     step = last if result.take == "last" else int(result.take.removeprefix("step_"))
     assert meta["step"] == step, (meta["step"], step)
     assert tag in (f"step_{step:010d}", "best")
+
+
+@pytest.mark.parametrize("path", MODEL_PIPELINES, ids=lambda p: p.stem)
+def test_every_training_stage_of_a_shipped_pipeline_is_a_valid_run(path):
+    from liars_env.rules import RuleSet
+    from liars_train import ppo
+    from liars_train.league import check_member_spec
+
+    for stage in load_pipeline(path).stages:
+        if stage.kind != "train":
+            continue
+        settings = pipeline._resolve(stage.spec, lambda ref, sub: f"runs/{ref}{sub}")
+        args = ppo.make_args({**settings, "run_name": stage.name})
+        for key, value in settings.items():  # every setting reaches the Args
+            assert getattr(args, key) == value, (stage.name, key)
+        RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
+        batch = args.num_envs * args.num_steps
+        assert args.total_steps >= batch and batch % args.num_minibatches == 0
+        for spec in args.league:
+            if not spec.startswith("checkpoint:"):
+                check_member_spec(spec)
 
 
 @pytest.mark.parametrize("path", MODEL_PIPELINES, ids=lambda p: p.stem)

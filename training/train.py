@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             args = load_run_settings(Args, args_ns.resume, sets)
             trainer = Trainer(args, resume=True)
         else:
+            _refuse_pipeline_as_config(args_ns.config)
             args = load_settings(Args, args_ns.config, sets)
             trainer = Trainer(args)
     except (ValueError, CheckpointError) as exc:
@@ -109,6 +110,24 @@ def main(argv: list[str] | None = None) -> int:
     if curve.exists():
         print(f"learning curve: {curve}")
     return 0
+
+
+def _refuse_pipeline_as_config(config: str | None) -> None:
+    """A pipeline file given to ``--config`` is refused with the command that runs it."""
+    from pathlib import Path
+
+    from liars_train.config import load_yaml
+
+    if config is None or not Path(config).is_file():
+        return
+    try:
+        data = load_yaml(Path(config).read_text())
+    except Exception:  # a malformed file: load_settings says what is wrong
+        return
+    if isinstance(data, dict) and "stages" in data and "pipeline" in data:
+        raise ValueError(
+            f"{config} is a pipeline, not a config: run it with liars-train --pipeline {config}"
+        )
 
 
 def _main_pipeline(args_ns: argparse.Namespace, sets: list[str]) -> int:

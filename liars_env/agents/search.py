@@ -44,6 +44,11 @@ is the other players' dice:
    :func:`liars_env.solver.exploit` measures the search exactly on small games;
    :meth:`SearchAgent.act` samples from it.
 
+On a 2-player game small enough for the solver, ``method=resolve`` replaces the three steps
+by a solve of the rest of the round at each decision (continual re-solving with CFR+,
+:mod:`liars_env.solver.resolve`), the base valuing the rounds after it: an equilibrium
+search, hard to exploit where the rollouts' one-step improvement against the base is not.
+
 Settings, in the spec after a ``?`` as ``key=value`` items separated by commas (the
 items of a bot spec, ``NAME:key=value,...``): ``search:checkpoint:checkpoints/perudo_3p``,
 ``search:belief?samples=128,temperature=0.05``. See :class:`SearchSettings` for each key
@@ -73,6 +78,7 @@ from liars_env.batched.kernels import known_matches, round_wild, wild_faces
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, view_of
 from liars_env.rules import RuleSet, loser_reward
+from liars_env.solver.resolve import SubgameResolver
 
 PRIOR_FLOOR = 1e-3
 """Added to the base's probability of every candidate in the choice rule, so that the
@@ -80,6 +86,9 @@ values can still pick a move the base all but rules out (a call it never makes).
 
 DEPTHS = ("round", "game")
 """Values of the ``depth`` setting."""
+
+METHODS = ("rollout", "resolve")
+"""Values of the ``method`` setting."""
 
 BELIEFS = ("auto", "policy", "model", "robust", "mixed")
 """Values of the ``belief`` setting."""
@@ -134,9 +143,17 @@ class SearchSettings:
     budget: int = 0
     """Playouts per decision (``0``: not set). When set, ``samples`` is derived from it:
     the budget split over the candidates and rollouts (at least one deal)."""
+    method: str = "rollout"
+    """``rollout``: belief, playouts and choice as above. ``resolve``: solve the rest of
+    the round at each decision (CFR+ on its public tree from the ranges the bids imply,
+    continual re-solving; :mod:`liars_env.solver.resolve`), the base valuing the rounds
+    after it; only for 2-player games small enough for the solver, where it plays an
+    equilibrium of each round and is hard to exploit (``docs/search.md``)."""
+    iterations: int = 100
+    """CFR+ iterations per decision with ``method=resolve``."""
 
     def __post_init__(self) -> None:
-        for name in ("samples", "rollouts", "candidates"):
+        for name in ("samples", "rollouts", "candidates", "iterations"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"search setting {name} must be a positive int, got {value!r}")
@@ -144,6 +161,8 @@ class SearchSettings:
             value = getattr(self, name)
             if type(value) is not int or value < 0:
                 raise ValueError(f"search setting {name} must be an int >= 0, got {value!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"search setting method must be one of {METHODS}, got {self.method!r}")
         if self.depth not in DEPTHS:
             raise ValueError(f"search setting depth must be one of {DEPTHS}, got {self.depth!r}")
         if self.belief not in BELIEFS:
@@ -463,6 +482,15 @@ class SearchAgent:
         self._likelihood_bots: dict[tuple[int, str], Any] = {}
         self.oracle = None
         self.rng = np.random.default_rng(seed)
+        self.resolver = None
+        if self.settings.method == "resolve":
+            try:
+                self.resolver = SubgameResolver(base, rules, self.settings.iterations)
+            except ValueError as exc:
+                raise ValueError(
+                    f"search setting method=resolve needs a 2-player game small enough for "
+                    f"the solver: {exc}"
+                ) from None
 
     # ------------------------------------------------------------------ agent
     def reset(self, seed: int | None = None) -> None:
@@ -499,12 +527,24 @@ class SearchAgent:
     # ------------------------------------------------------------------ search
     def search(self, views: list[PlayerView]) -> list[SearchResult]:
         """Searches at every view (in batches of rollout games); see the module docstring."""
+        if self.resolver is not None:
+            return [self._resolved(view) for view in views]
         out: list[SearchResult] = []
         per_view = self._playouts_per_view()
         step = max(1, self.ROW_LIMIT // per_view)
         for start in range(0, len(views), step):
             out += self._search(views[start : start + step])
         return out
+
+    def _resolved(self, view: PlayerView) -> SearchResult:
+        """``method=resolve``: the re-solved strategy at ``view``.
+
+        Every legal move is a candidate; the solve gives no per-move values (``nan``).
+        """
+        probs = self.resolver.action_probabilities(view)
+        legal = np.flatnonzero(view.mask)
+        prior = _as_numpy(self.base_agent.action_probabilities(view))[legal]
+        return SearchResult(legal, prior, np.full(len(legal), np.nan), probs)
 
     def _width(self) -> int:
         """Candidates per decision: the bids searched and the calls."""

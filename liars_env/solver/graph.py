@@ -291,18 +291,7 @@ class RoundTree:
     # -------------------------------------------------------------- look-ups
     def node_of(self, actions: Iterable[int]) -> tuple[int, int]:
         """``(depth, node)`` reached by the given bid ids from the root."""
-        node = 0
-        d = 0
-        for action in actions:
-            depth = self.depths[d]
-            lo = depth.starts[node]
-            hi = lo + depth.num_actions[node]
-            e = lo + int(np.searchsorted(depth.action[lo:hi], action))
-            if e >= hi or depth.action[e] != action or depth.edge_child[e] < 0:
-                raise ValueError(f"bid sequence {list(actions)} is not in round {self.key}")
-            node = int(depth.edge_child[e])
-            d += 1
-        return d, node
+        return node_of(self.depths, actions, where=f"round {self.key}")
 
     def node_bids(self, d: int) -> list[list[int]]:
         """The bid ids leading to every node of depth ``d`` (in node order)."""
@@ -312,6 +301,27 @@ class RoundTree:
             edges = depth.child_edges
             paths = [paths[depth.parent[e]] + [int(depth.action[e])] for e in edges]
         return paths
+
+
+def node_of(
+    depths: list[_Depth], actions: Iterable[int], where: str = "this tree"
+) -> tuple[int, int]:
+    """``(depth, node)`` reached by the given bid ids from the root of ``depths``.
+
+    Raises:
+        ValueError: if a bid is not a move with a node below it there.
+    """
+    node = d = 0
+    for action in actions:
+        depth = depths[d]
+        lo = depth.starts[node]
+        hi = lo + depth.num_actions[node]
+        e = lo + int(np.searchsorted(depth.action[lo:hi], action))
+        if e >= hi or depth.action[e] != action or depth.edge_child[e] < 0:
+            raise ValueError(f"bid sequence {list(actions)} is not in {where}")
+        node = int(depth.edge_child[e])
+        d += 1
+    return d, node
 
 
 def _outcome_of(state: GameState) -> tuple[str, Any]:

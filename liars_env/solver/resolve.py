@@ -1,0 +1,306 @@
+"""Subgame resolving: solve the rest of the round at every decision, on top of any agent.
+
+At each decision, :class:`SubgameResolver` solves the part of the round's public tree
+below the current bids with CFR+, both players' strategies free, from the ranges the
+bids so far imply: each player's hand weighted by its chance and by the probability
+that the strategies solved at the earlier nodes of this round made its bids with it.
+Every round starts from fresh dice, so at a round's first bid the ranges are the
+chance of each hand, and each later solve refines the one before it (continual
+re-solving): the play follows an equilibrium of the round, not a model of the
+opponent, so a best responder gains no more than the solves' remaining error.
+
+A round's calls end the game or lead to the next round; the next round is worth what
+the **base** agent playing itself there is worth (exactly, by a sweep over the round
+states): the search is depth-limited to the round, with the base's values at its
+leaves. On a game of one round (one die each) the leaves are the game's end and the
+play is the game's equilibrium, whatever the base.
+
+Only 2-player games whose round trees the solver builds (:func:`round_states`) can be
+resolved; the trees are built once per resolver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from liars_env.observation import PlayerView
+from liars_env.rules import RuleSet
+from liars_env.solver.cfr import RoundSolver, _traverse
+from liars_env.solver.exploitability import AgentTables
+from liars_env.solver.graph import (
+    RoundState,
+    RoundTree,
+    _components,
+    _Depth,
+    node_of,
+    round_states,
+)
+
+
+@dataclass
+class SubTree:
+    """The public tree below one node of a round, with its own root reach.
+
+    It has what :class:`RoundSolver` reads of a :class:`RoundTree`: ``depths`` (the
+    node's depth and below, renumbered), ``hands`` and ``probs`` (each role's reach at
+    the node per hand); ``edges[d]`` are its depth ``d``'s edges in the tree it was cut
+    from (to carry a strategy of that tree over).
+    """
+
+    depths: list[_Depth]
+    hands: tuple[list, list]
+    probs: tuple[np.ndarray, np.ndarray]
+    edges: list[np.ndarray]
+
+
+def subtree(
+    tree: RoundTree | SubTree, d0: int, n0: int, probs: tuple[np.ndarray, np.ndarray]
+) -> SubTree:
+    """The tree below node ``n0`` of depth ``d0`` of ``tree``, with root reach ``probs``."""
+    nodes = np.array([n0])
+    depths, kept = [], []
+    for depth in tree.depths[d0:]:
+        if not len(nodes):
+            break
+        counts = depth.num_actions[nodes]
+        edges = np.concatenate(
+            [np.arange(s, s + c) for s, c in zip(depth.starts[nodes], counts, strict=True)]
+        )
+        has_child = depth.edge_child[edges] >= 0
+        child_edges = np.flatnonzero(has_child)
+        term_edges = np.flatnonzero(~has_child)
+        edge_child = np.full(len(edges), -1)
+        edge_child[child_edges] = np.arange(len(child_edges))
+        depths.append(
+            _Depth(
+                actor=depth.actor,
+                last=depth.last[nodes],
+                parent=np.repeat(np.arange(len(nodes)), counts),
+                action=depth.action[edges],
+                starts=np.concatenate([[0], np.cumsum(counts)[:-1]]),
+                num_actions=counts,
+                child_edges=child_edges,
+                term_edges=term_edges,
+                # each call edge's type, from its place among the cut tree's calls
+                term_type=depth.term_type[np.searchsorted(depth.term_edges, edges[term_edges])],
+                edge_child=edge_child,
+            )
+        )
+        kept.append(edges)
+        nodes = depth.edge_child[edges[child_edges]]
+    return SubTree(depths, tree.hands, probs, kept)
+
+
+def with_gadget(
+    sub: SubTree, role: int, values: np.ndarray, chance: np.ndarray, m0: np.ndarray
+) -> tuple[SubTree, np.ndarray]:
+    """``sub`` behind the re-solving gadget of ``role``, and the payoffs it needs.
+
+    At the gadget ``role`` chooses, per hand, to enter ``sub`` or to stop with
+    ``values`` (its counterfactual value per hand under the strategies solved before);
+    its reach there is the chance of each hand, so the solve cannot make ``role`` worse
+    off with any hand than it was. Stopping is a call of a new type whose payoff gives
+    ``role`` its value whatever the other's hand.
+    """
+    total = float(sub.probs[1 - role].sum()) or 1.0
+    size = (len(sub.hands[0]), len(sub.hands[1]))
+    if role == 0:
+        stop0 = np.broadcast_to(values[:, None] / total, size)
+    else:
+        stop0 = -np.broadcast_to(values[None, :] / total, size)
+    m = np.concatenate([m0, stop0[None]], axis=0)
+    gadget = _Depth(
+        actor=role,
+        last=np.array([-1]),
+        parent=np.array([0, 0]),
+        action=np.array([0, 1]),
+        starts=np.array([0]),
+        num_actions=np.array([2]),
+        child_edges=np.array([1]),
+        term_edges=np.array([0]),
+        term_type=np.array([len(m0)]),
+        edge_child=np.array([-1, 0]),
+    )
+    probs = list(sub.probs)
+    probs[role] = chance
+    return SubTree([gadget, *sub.depths], sub.hands, (probs[0], probs[1]), []), m
+
+
+class SubgameResolver:
+    """Plays by solving the rest of the round at each decision (see the module docstring).
+
+    Args:
+        base: The model of how players bid: any agent with ``action_probabilities``
+            (a bot, a checkpoint).
+        rules: A 2-player rule set whose rounds the solver can build.
+        iterations: CFR+ iterations per decision (more: closer to the subgame's
+            equilibrium, slower).
+        name: Display name.
+
+    Raises:
+        ValueError: for rules the solver cannot build (more than 2 players, rounds too
+            large), or a non-positive ``iterations``.
+    """
+
+    def __init__(self, base: Any, rules: RuleSet, iterations: int = 100, name: str = "") -> None:
+        if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+            raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+        self.start, self.trees = round_states(rules)
+        self.rules = rules
+        self.base = base
+        self.iterations = iterations
+        self.name = name or f"resolve:{getattr(base, 'name', type(base).__name__)}"
+        self._tables: dict[int, AgentTables] = {}
+        self._values: dict[RoundState, float] | None = None
+        self._solved: dict[tuple[RoundState, tuple[int, ...]], tuple] = {}
+
+    # ------------------------------------------------------------ the base's strategy
+    def _table(self, seat: int) -> AgentTables:
+        if seat not in self._tables:
+            self._tables[seat] = AgentTables(self.trees, self.base, seat)
+        return self._tables[seat]
+
+    def _next_values(self) -> dict[RoundState, float]:
+        """Each round state's value for its opener when the base plays itself."""
+        if self._values is not None:
+            return self._values
+        values: dict[RoundState, float] = {}
+        for comp in _components(self.trees):
+            repeats = len(comp) > 1 or comp[0] in self.trees[comp[0]].successors()
+            for _ in range(10_000 if repeats else 1):
+                change = 0.0
+                for key in comp:
+                    tree = self.trees[key]
+                    if all(kind == "end" for kind, _ in _outcomes(tree)):
+                        values[key] = 0.0  # not needed: its calls end the game
+                        continue
+                    sigma = [  # the base in seat 0 opening, in seat 1 responding
+                        self._table(depth.actor)(key, depth.actor)[d]
+                        for d, depth in enumerate(tree.depths)
+                    ]
+                    m = tree.payoffs(_opener_payoff(values))
+                    v0 = _traverse(tree, sigma, (m, -m), roles=(0,))[0]
+                    new = float(tree.probs[0] @ v0)
+                    change = max(change, abs(new - values.get(key, 0.0)))
+                    values[key] = new
+                if change < 1e-12:
+                    break
+        self._values = values
+        return values
+
+    # ------------------------------------------------------------ playing
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to forget between games (a solve depends only on the position)."""
+
+    def act(self, view: PlayerView) -> int:
+        """The most likely move of the resolved strategy (ties: the lowest action)."""
+        return int(np.argmax(self.action_probabilities(view)))
+
+    def action_probabilities(self, view: PlayerView) -> np.ndarray:
+        """The resolved strategy's probability of every action at ``view``."""
+        key = self.round_state(view)
+        role = 0 if view.seat == view.opener else 1
+        bids = tuple(view.codec.encode_bid(q, f) for _, q, f in view.bids)
+        tree = self.trees[key]
+        d, node = tree.node_of(bids)
+        depth = tree.depths[d]
+        if depth.actor != role:
+            raise ValueError(f"seat {view.seat} does not act after bids {list(bids)}")
+        lo = depth.starts[node]
+        h = tree.hand_index[role][tuple(sorted(view.dice))]
+        out = np.zeros(view.codec.num_actions)
+        out[depth.action[lo : lo + depth.num_actions[node]]] = self.solve(key, bids)[:, h]
+        return out
+
+    def round_state(self, view: PlayerView) -> RoundState:
+        """The round state of ``view`` (its dice counts and palifico flag).
+
+        Raises:
+            ValueError: if the rules have no such round (another game's view).
+        """
+        o = view.opener
+        dice = (view.dice_left[o], view.dice_left[1 - o])
+        for k in self.trees:
+            if (k.opener_dice, k.responder_dice) == dice and k.palifico == view.palifico:
+                return k
+        raise ValueError(f"no round state with dice {view.dice_left} in these rules")
+
+    def solve(self, key: RoundState, bids: tuple[int, ...]) -> np.ndarray:
+        """The acting player's ``prob[edge, hand]`` at the node ``bids`` reach in ``key``.
+
+        Cached: it depends only on the position.
+        """
+        return self._resolve(key, bids)[1][0]
+
+    def _resolve(self, key: RoundState, bids: tuple[int, ...]):
+        """The solve at the node ``bids`` reach.
+
+        Returns its subtree, its strategies there (per depth of the subtree) and the
+        actor's reach at the node.
+
+        At a round's first bid: the round solved from the chance of each hand. Later:
+        the tree below the node, behind the opponent's gadget, with the opponent's values
+        from the actor's previous solve this round (or the round's first one) and the
+        actor's reach by its own earlier moves.
+        """
+        cache = (key, bids)
+        if cache in self._solved:
+            return self._solved[cache]
+        tree = self.trees[key]
+        m = tree.payoffs(_opener_payoff(self._next_values()))
+        role = tree.depths[tree.node_of(bids)[0]].actor
+        if not bids:
+            sub = subtree(tree, 0, 0, tree.probs)
+            solver = RoundSolver(sub, m)
+            solver.iterate(self.iterations)
+            result = (sub, solver.average(), tree.probs[0])
+            self._solved[cache] = result
+            return result
+        # the previous solve: the actor's last decision this round, else the round's first
+        start = len(bids) - 2 if len(bids) >= 2 else 0
+        prev_sub, prev_sigma, prev_reach = self._resolve(key, bids[:start])
+        if start == len(bids) - 2:  # the actor's own move since, by that solve's strategy
+            e = int(np.searchsorted(prev_sub.depths[0].action, bids[start]))  # one root node
+            reach = prev_reach * prev_sigma[0][e]
+        else:  # the responder's first bid: nothing of its own yet
+            reach = tree.probs[role]
+        # the node within the previous solve's tree, and its strategies carried over
+        dn, nn = node_of(prev_sub.depths, bids[start:])
+        probs = [None, None]
+        probs[role] = reach
+        probs[1 - role] = tree.probs[1 - role]  # unused for the opponent's own values
+        here = subtree(prev_sub, dn, nn, (probs[0], probs[1]))
+        carried = [prev_sigma[dn + d][edges] for d, edges in enumerate(here.edges)]
+        opp_values = _traverse(here, carried, (m, -m), roles=(1 - role,))[1 - role]
+        gadget, mg = with_gadget(here, 1 - role, opp_values, tree.probs[1 - role], m)
+        solver = RoundSolver(gadget, mg)
+        solver.iterate(self.iterations)
+        sigma = solver.average()[1:]
+        result = (here, sigma, reach)
+        self._solved[cache] = result
+        return result
+
+
+def _outcomes(tree: RoundTree) -> list[tuple[str, Any]]:
+    tree.resolve_outcomes()
+    return list(tree.outcomes)
+
+
+def _opener_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
+    """Role 0's payoff of a call's outcome.
+
+    The end of the game, or the next round's value (``values``: each round state's value
+    for its opener).
+    """
+
+    def payoff(kind: str, key: Any) -> float:
+        if kind == "end":
+            return 1.0 if key == 0 else -1.0
+        value = values.get(key, 0.0)
+        return value if kind == "same" else -value
+
+    return payoff

@@ -1,0 +1,106 @@
+"""Subgame resolving (liars_env.solver.resolve) and the search's method=resolve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.agents import make_agent, view_of
+from liars_env.solver import exploit
+from liars_env.solver.cfr import RoundSolver
+from liars_env.solver.graph import round_states
+from liars_env.solver.resolve import SubgameResolver, subtree
+
+ONE_DIE = RuleSet(num_players=2, dice_per_player=1, faces=4, ones="wild")
+TWO_DICE = RuleSet(num_players=2, dice_per_player=2, faces=2, ones="wild")
+
+
+def _end_payoff(kind, key):
+    return (1.0 if key == 0 else -1.0) if kind == "end" else 0.0
+
+
+def test_the_subtree_at_the_root_is_the_round():
+    start, trees = round_states(ONE_DIE)
+    tree = trees[start]
+    m = tree.payoffs(_end_payoff)
+    whole, cut = RoundSolver(tree, m), RoundSolver(subtree(tree, 0, 0, tree.probs), m)
+    whole.iterate(50)
+    cut.iterate(50)
+    for a, b in zip(whole.average(), cut.average(), strict=True):
+        np.testing.assert_allclose(a, b)
+
+
+def test_a_subtree_keeps_the_moves_and_calls_below_its_node():
+    start, trees = round_states(ONE_DIE)
+    tree = trees[start]
+    bids = tree.node_bids(2)[5]
+    d, n = tree.node_of(bids)
+    sub = subtree(tree, d, n, tree.probs)
+    # the node's own edges first, in the tree's order, with the same call types
+    lo = tree.depths[d].starts[n]
+    width = tree.depths[d].num_actions[n]
+    np.testing.assert_array_equal(sub.edges[0], np.arange(lo, lo + width))
+    np.testing.assert_array_equal(sub.depths[0].action, tree.depths[d].action[lo : lo + width])
+    for depth, edges, original in zip(sub.depths, sub.edges, tree.depths[d:], strict=False):
+        np.testing.assert_array_equal(depth.action, original.action[edges])
+        calls = edges[depth.term_edges]
+        want = original.term_type[np.searchsorted(original.term_edges, calls)]
+        np.testing.assert_array_equal(depth.term_type, want)
+    assert sum(x.num_nodes for x in sub.depths) < sum(x.num_nodes for x in tree.depths)
+
+
+@pytest.mark.parametrize("rules", [ONE_DIE, TWO_DICE], ids=["1x4", "2x2"])
+@pytest.mark.parametrize("base", ["probabilistic", "bold"])
+def test_resolving_at_every_decision_is_hard_to_exploit_whatever_the_base(rules, base):
+    # exact exploitability of the re-solving player: near the equilibrium's 0, far below
+    # its base's (one round: its leaves are the game's end; two dice: the next rounds
+    # are valued by the base playing itself; here every call of the first round leads
+    # to a round worth the same to its winner, so that value only scales the payoffs)
+    bot = make_agent(base, rules)
+    own = exploit(bot, rules).exploitability
+    resolved = exploit(SubgameResolver(bot, rules, iterations=300), rules).exploitability
+    assert own > 0.05
+    assert resolved < 0.01 and resolved < own / 5, (own, resolved)
+
+
+def test_more_iterations_exploit_less():
+    bot = make_agent("probabilistic", ONE_DIE)
+    values = [
+        exploit(SubgameResolver(bot, ONE_DIE, it), ONE_DIE).exploitability for it in (10, 300)
+    ]
+    assert values[1] < values[0] / 5, values
+
+
+def test_search_method_resolve_plays_a_distribution_over_the_legal_moves():
+    game, layout = LiarsDiceGame(ONE_DIE), ObservationLayout(ONE_DIE)
+    search = make_agent("search:probabilistic?method=resolve,iterations=50", ONE_DIE, seed=0)
+    again = make_agent("search:probabilistic?method=resolve,iterations=50", ONE_DIE, seed=0)
+    rng = np.random.default_rng(0)
+    state = game.new_game(rng, first_player=0)
+    while not state.is_over:
+        view = view_of(game, layout, state)
+        probs = search.action_probabilities(view)
+        assert probs.sum() == pytest.approx(1.0) and (probs[view.mask == 0] == 0).all()
+        np.testing.assert_array_equal(probs, again.action_probabilities(view))
+        game.apply(state, search.act(view), rng)
+    result = search.search([view_of(game, layout, game.new_game(rng, first_player=0))])[0]
+    assert len(result.candidates) == len(result.prior) and np.isnan(result.values).all()
+
+
+@pytest.mark.parametrize(
+    ("spec", "rules", "message"),
+    [
+        ("search:belief?method=resolve", RuleSet.preset("perudo", num_players=2), "too large"),
+        (
+            "search:belief?method=resolve",
+            RuleSet.preset("perudo", num_players=3, dice_per_player=1),
+            "2-player",
+        ),
+        ("search:belief?method=solve", ONE_DIE, "method must be one of"),
+        ("search:belief?method=resolve,iterations=0", ONE_DIE, "iterations must be a positive"),
+    ],
+)
+def test_bad_resolve_settings_are_refused_naming_them(spec, rules, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec, rules)
