@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,22 @@ def test_an_interrupted_training_stage_resumes_from_its_last_checkpoint(tmp_path
     assert any("resuming first from step_0000001024" in line for line in lines), lines
     meta = json.loads((runs / "base" / "first" / "model" / "meta.json").read_text())
     assert meta["step"] == 2048
+
+
+def test_a_stage_built_before_an_earlier_one_was_rebuilt_is_refused(tmp_path):
+    runs = tmp_path / "runs"
+    run_pipeline(_full(tmp_path), runs_dir=runs, until="start", log=lambda _: None)
+    shutil.rmtree(runs / "base" / "first")  # the other pipeline's stage, built again
+    run_pipeline(_base(tmp_path), runs_dir=runs, log=lambda _: None)
+    with pytest.raises(ValueError, match="earlier stages built since"):
+        run_pipeline(_full(tmp_path), runs_dir=runs, until="start", log=lambda _: None)
+    # within one pipeline too: the average is refused once a stage it takes is rebuilt
+    shutil.rmtree(runs / "full")
+    run_pipeline(_full(tmp_path), runs_dir=runs, log=lambda _: None)
+    shutil.rmtree(runs / "full" / "second")
+    with pytest.raises(ValueError, match="earlier stages built since"):
+        run_pipeline(_full(tmp_path), runs_dir=runs, log=lambda _: None)
+    assert (runs / "full" / "second" / "stage.json").is_file()  # rebuilt before the refusal
 
 
 def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):

@@ -37,8 +37,8 @@ Example (``configs/models/*.yaml`` hold the shipped models' pipelines)::
         average: {sources: ["${first}", "${second}"], weights: [0.7, 0.3]}
 
 Running it again resumes: a finished stage is kept (its ``stage.json`` records what
-built it; a stage whose definition changed since is refused rather than silently
-reused), an interrupted training run continues from its last checkpoint, an interrupted
+built it; a stage whose definition changed since, or that took a stage built again
+since, is refused rather than silently reused), an interrupted training run continues from its last checkpoint, an interrupted
 best response starts again. ``liars-train --pipeline FILE`` is the command.
 """
 
@@ -49,6 +49,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -321,22 +322,25 @@ def run_pipeline(
     pipeline.stage(target)
     base = Path(runs_dir) / pipeline.name
     models: dict[str, Path] = {}
+    stamps: dict[str, str | None] = {}  # each built stage's record, as its inputs' stamp
     wanted = [s.name for s in pipeline.stages]
     wanted = wanted[: wanted.index(target) + 1]
     for number, stage in enumerate(pipeline.stages[: len(wanted)], 1):
         header = f"[{pipeline.name} {number}/{len(wanted)}] {stage.name} ({stage.kind})"
         folder = base / stage.name
         spec = _resolve(stage.spec, lambda ref, sub: _lookup(base, models, ref, sub, plan_only))
-        fingerprint = _fingerprint(stage, spec, overrides)
+        inputs = _inputs(stage, stamps, pipeline.path, runs_dir)
+        fingerprint = _fingerprint(stage, spec, overrides, inputs)
         record = _read_record(folder)
         if record is not None and record["fingerprint"] != fingerprint:
             raise ValueError(
-                f"{header}: {folder} was built from other settings than the file's now; "
-                f"delete that folder to rebuild it (and the stages after it), or run with "
-                f"another --runs-dir"
+                f"{header}: {folder} was built from other settings, or from earlier stages "
+                f"built since, than the file's now; delete that folder to rebuild it (and the "
+                f"stages after it), or run with another --runs-dir"
             )
         if record is not None:
             models[stage.name] = Path(record["model"])
+            stamps[stage.name] = _stamp(record)
             log(f"{header}: built ({record['model']})")
             continue
         if plan_only:
@@ -359,8 +363,12 @@ def run_pipeline(
                 until=stage.spec["stage"],
                 log=log,
             )
-        _write_record(folder, stage, fingerprint, model, time.perf_counter() - start)
+        if stage.kind == "from":  # what it took is built now
+            inputs = _inputs(stage, stamps, pipeline.path, runs_dir)
+            fingerprint = _fingerprint(stage, spec, overrides, inputs)
+        record = _write_record(folder, stage, fingerprint, model, time.perf_counter() - start)
         models[stage.name] = Path(model)
+        stamps[stage.name] = _stamp(record)
         log(f"{header}: done in {time.perf_counter() - start:.0f} s -> {model}")
     if plan_only:
         return None
@@ -388,13 +396,38 @@ def _lookup(base: Path, models: Mapping[str, Path], ref: str, sub: str, plan: bo
     return str(checkpoints[-1])
 
 
-def _fingerprint(stage: Stage, spec: Any, overrides: Mapping[str, Any]) -> str:
+def _stamp(record: Mapping[str, Any] | None) -> str | None:
+    """What identifies one build of a stage: its fingerprint and the build's own id."""
+    return None if record is None else f"{record['fingerprint']}@{record.get('build')}"
+
+
+def _inputs(
+    stage: Stage, stamps: Mapping[str, str | None], path: Path, runs_dir: str | Path
+) -> dict[str, str | None]:
+    """The builds a stage takes: the earlier stages it names, or the other pipeline's."""
+    if stage.kind == "from":
+        other = load_pipeline(_from_path(path, stage.spec))
+        folder = Path(runs_dir) / other.name / stage.spec["stage"]
+        return {"from": _stamp(_read_record(folder))}
+    return {ref: stamps.get(ref) for ref, _ in _references(stage.spec)}
+
+
+def _fingerprint(
+    stage: Stage, spec: Any, overrides: Mapping[str, Any], inputs: Mapping[str, Any]
+) -> str:
     """A digest of what builds the stage.
 
-    That is its resolved definition and the overrides but those of :data:`HOW_SETTINGS`.
+    That is its resolved definition, the overrides but those of :data:`HOW_SETTINGS`,
+    and the builds of the stages it takes (``inputs``: one rebuilt since makes it stale).
     """
     sets = {k: v for k, v in overrides.items() if k not in HOW_SETTINGS}
-    what = {"kind": stage.kind, "spec": spec, "take": stage.take, "sets": sets}
+    what = {
+        "kind": stage.kind,
+        "spec": spec,
+        "take": stage.take,
+        "sets": sets,
+        "inputs": dict(inputs),
+    }
     text = json.dumps(what, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -410,7 +443,9 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
         return None  # a torn record: the stage is built again
 
 
-def _write_record(folder: Path, stage: Stage, fingerprint: str, model: Path, seconds: float):
+def _write_record(
+    folder: Path, stage: Stage, fingerprint: str, model: Path, seconds: float
+) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     record = {
         "stage": stage.name,
@@ -419,10 +454,12 @@ def _write_record(folder: Path, stage: Stage, fingerprint: str, model: Path, sec
         "model": str(model),
         "seconds": round(seconds, 1),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "build": secrets.token_hex(8),  # tells this build from a later one of the stage
     }
     tmp = folder / (STAGE_RECORD + ".tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n")
     os.replace(tmp, folder / STAGE_RECORD)
+    return record
 
 
 def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base: Path, log) -> Path:
