@@ -151,6 +151,48 @@ def test_a_stage_built_before_an_earlier_one_was_rebuilt_is_refused(tmp_path):
     assert (runs / "full" / "second" / "stage.json").is_file()  # rebuilt before the refusal
 
 
+def test_an_interrupted_stage_changed_since_is_refused_and_a_torn_start_cleared(
+    tmp_path, monkeypatch
+):
+    from liars_train import ppo
+
+    runs = tmp_path / "runs"
+    path = _base(tmp_path)
+    path.write_text(path.read_text().replace("seed: 3,", "seed: 3, checkpoint_every: 1,"))
+    original = ppo.Trainer._checkpoint
+
+    def crash(self, name=None):
+        original(self, name)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo.Trainer, "_checkpoint", crash)
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(path, runs_dir=runs, log=lambda _: None)
+    monkeypatch.setattr(ppo.Trainer, "_checkpoint", original)
+    changed = path.read_text().replace("seed: 3,", "seed: 4,")
+    path.write_text(changed)
+    with pytest.raises(ValueError, match="interrupted run of this stage as it was defined"):
+        run_pipeline(path, runs_dir=runs, log=lambda _: None)
+    # a start torn before its first step_N (only a best left) starts afresh
+    folder = runs / "base" / "first"
+    shutil.rmtree(folder)
+    (folder / "checkpoints" / "best").mkdir(parents=True)
+    (folder / "checkpoints" / "best" / "junk").write_text("x")
+    run_pipeline(path, runs_dir=runs, log=lambda _: None)
+    assert (folder / "stage.json").is_file()
+    assert not (folder / "checkpoints" / "best" / "junk").exists()
+
+
+def test_a_from_stage_whose_other_file_changed_is_refused(tmp_path):
+    runs = tmp_path / "runs"
+    full = _full(tmp_path)
+    run_pipeline(full, runs_dir=runs, until="start", log=lambda _: None)
+    base = tmp_path / "base.yaml"
+    base.write_text(base.read_text().replace("seed: 3", "seed: 5"))
+    with pytest.raises(ValueError, match="built from other settings"):
+        run_pipeline(full, runs_dir=runs, until="start", log=lambda _: None)
+
+
 def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
     runs = tmp_path / "runs"
     path = _base(tmp_path)

@@ -25,7 +25,7 @@ run inside a train stage's folder as ``${STAGE/PATH}``: the newest ``step_N`` ch
 
 Example (``configs/models/*.yaml`` hold the shipped models' pipelines)::
 
-    pipeline: demo            # stages run in runs/demo/<stage>/, the result is runs/demo/model
+    pipeline: demo            # stages run in runs/demo/<stage>/; the result: runs/demo/mix/model
     result: mix
     stages:
       first:
@@ -38,8 +38,9 @@ Example (``configs/models/*.yaml`` hold the shipped models' pipelines)::
 
 Running it again resumes: a finished stage is kept (its ``stage.json`` records what
 built it; a stage whose definition changed since, or that took a stage built again
-since, is refused rather than silently reused), an interrupted training run continues from its last checkpoint, an interrupted
-best response starts again. ``liars-train --pipeline FILE`` is the command.
+since, is refused rather than silently reused), an interrupted training run continues
+from its last checkpoint (unless its stage has changed since: refused too), an
+interrupted best response starts again. ``liars-train --pipeline FILE`` is the command.
 """
 
 from __future__ import annotations
@@ -338,6 +339,15 @@ def run_pipeline(
                 f"built since, than the file's now; delete that folder to rebuild it (and the "
                 f"stages after it), or run with another --runs-dir"
             )
+        if record is not None and stage.kind == "from" and not plan_only:
+            # the other file's stage may have changed since: its pipeline refuses it then
+            run_pipeline(
+                _from_path(pipeline.path, stage.spec),
+                runs_dir,
+                sets=sets,
+                until=stage.spec["stage"],
+                log=lambda _: None,
+            )
         if record is not None:
             models[stage.name] = Path(record["model"])
             stamps[stage.name] = _stamp(record)
@@ -348,6 +358,8 @@ def run_pipeline(
             models[stage.name] = folder / "model"
             continue
         log(f"{header}: building in {folder}")
+        if stage.kind == "train":
+            _claim(folder, fingerprint, header)
         start = time.perf_counter()
         if stage.kind == "train":
             model = _run_train(stage, spec, overrides, base, log)
@@ -394,6 +406,33 @@ def _lookup(base: Path, models: Mapping[str, Path], ref: str, sub: str, plan: bo
             return str(folder / "checkpoints" / "step_N")
         raise ValueError(f"${{{ref}{sub}}}: no checkpoint in {folder}")
     return str(checkpoints[-1])
+
+
+BUILDING = "building.json"
+"""The file, in a training stage's folder, that says which definition its run follows."""
+
+
+def _claim(folder: Path, fingerprint: str, header: str) -> None:
+    """Marks ``folder``'s run as following ``fingerprint``.
+
+    Refuses to resume a run that followed another definition (an interrupted run of the
+    stage as it was before).
+    """
+    path = folder / BUILDING
+    if path.is_file():
+        try:
+            earlier = json.loads(path.read_text()).get("fingerprint")
+        except (json.JSONDecodeError, AttributeError):
+            earlier = None
+        if earlier is not None and earlier != fingerprint and (folder / "checkpoints").is_dir():
+            raise ValueError(
+                f"{header}: {folder} holds an interrupted run of this stage as it was defined "
+                f"before; delete that folder to start it again with the file's settings"
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / (BUILDING + ".tmp")
+    tmp.write_text(json.dumps({"fingerprint": fingerprint}) + "\n")
+    os.replace(tmp, path)
 
 
 def _stamp(record: Mapping[str, Any] | None) -> str | None:
@@ -467,9 +506,12 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
     from liars_train.tools.export import export
 
     values = {**settings, **overrides, "runs_dir": str(base), "run_name": stage.name}
-    args = make_settings(ppo.Args, values, source=f"stage {stage.name}")
     ckpt_dir = base / stage.name / "checkpoints"
     resume = bool(step_checkpoints(ckpt_dir)) and (base / stage.name / "config.json").is_file()
+    # not resuming: whatever an interrupted start left (a best but no step_N) goes
+    args = make_settings(
+        ppo.Args, {**values, "overwrite": not resume}, source=f"stage {stage.name}"
+    )
     if resume:
         log(f"  resuming {stage.name} from {step_checkpoints(ckpt_dir)[-1].name}")
     trainer = ppo.Trainer(args, resume=resume)

@@ -175,9 +175,6 @@ class SubgameResolver:
                 change = 0.0
                 for key in comp:
                     tree = self.trees[key]
-                    if all(kind == "end" for kind, _ in _outcomes(tree)):
-                        values[key] = 0.0  # not needed: its calls end the game
-                        continue
                     sigma = [  # the base in seat 0 opening, in seat 1 responding
                         self._table(depth.actor)(key, depth.actor)[d]
                         for d, depth in enumerate(tree.depths)
@@ -283,11 +280,6 @@ class SubgameResolver:
         result = (here, sigma, reach)
         self._solved[cache] = result
         return result
-
-
-def _outcomes(tree: RoundTree) -> list[tuple[str, Any]]:
-    tree.resolve_outcomes()
-    return list(tree.outcomes)
 
 
 def _opener_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
