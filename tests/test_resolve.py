@@ -67,16 +67,17 @@ def test_resolving_at_every_decision_is_hard_to_exploit_whatever_the_base(rules,
 def test_the_next_rounds_are_worth_what_the_base_playing_itself_wins_there():
     # every round's value for its opener, the last rounds (whose calls end the game)
     # included, against a direct evaluation of the base's strategy in that round
+    from liars_env.solver.best_response import opener_payoff
     from liars_env.solver.cfr import _traverse
-    from liars_env.solver.resolve import _opener_payoff
 
     bot = make_agent("bold", TWO_DICE)
     resolver = SubgameResolver(bot, TWO_DICE, iterations=10)
-    values = resolver._next_values()
     last = [k for k in resolver.trees if k.opener_dice == k.responder_dice == 1][0]
+    resolver._payoffs(last)
+    values = resolver._values
     tree = resolver.trees[last]
     sigma = [resolver._table(d.actor)(last, d.actor)[i] for i, d in enumerate(tree.depths)]
-    m = tree.payoffs(_opener_payoff({}))
+    m = tree.payoffs(opener_payoff({}))
     want = float(tree.probs[0] @ _traverse(tree, sigma, (m, -m), roles=(0,))[0])
     assert values[last] == pytest.approx(want) and abs(want) > 0.1
 

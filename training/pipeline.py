@@ -324,12 +324,21 @@ def run_pipeline(
     base = Path(runs_dir) / pipeline.name
     models: dict[str, Path] = {}
     stamps: dict[str, str | None] = {}  # each built stage's record, as its inputs' stamp
-    wanted = [s.name for s in pipeline.stages]
-    wanted = wanted[: wanted.index(target) + 1]
-    for number, stage in enumerate(pipeline.stages[: len(wanted)], 1):
-        header = f"[{pipeline.name} {number}/{len(wanted)}] {stage.name} ({stage.kind})"
+    stages = pipeline.stages[: [s.name for s in pipeline.stages].index(target) + 1]
+    for number, stage in enumerate(stages, 1):
+        header = f"[{pipeline.name} {number}/{len(stages)}] {stage.name} ({stage.kind})"
         folder = base / stage.name
         spec = _resolve(stage.spec, lambda ref, sub: _lookup(base, models, ref, sub, plan_only))
+        taken = None
+        if stage.kind == "from" and not plan_only:
+            # the other file builds its stage, or checks it has not changed since
+            taken = run_pipeline(
+                _from_path(pipeline.path, stage.spec),
+                runs_dir,
+                sets=sets,
+                until=stage.spec["stage"],
+                log=log,
+            )
         inputs = _inputs(stage, stamps, pipeline.path, runs_dir)
         fingerprint = _fingerprint(stage, spec, overrides, inputs)
         record = _read_record(folder)
@@ -338,15 +347,6 @@ def run_pipeline(
                 f"{header}: {folder} was built from other settings, or from earlier stages "
                 f"built since, than the file's now; delete that folder to rebuild it (and the "
                 f"stages after it), or run with another --runs-dir"
-            )
-        if record is not None and stage.kind == "from" and not plan_only:
-            # the other file's stage may have changed since: its pipeline refuses it then
-            run_pipeline(
-                _from_path(pipeline.path, stage.spec),
-                runs_dir,
-                sets=sets,
-                until=stage.spec["stage"],
-                log=lambda _: None,
             )
         if record is not None:
             models[stage.name] = Path(record["model"])
@@ -358,26 +358,16 @@ def run_pipeline(
             models[stage.name] = folder / "model"
             continue
         log(f"{header}: building in {folder}")
-        if stage.kind == "train":
-            _claim(folder, fingerprint, header)
         start = time.perf_counter()
         if stage.kind == "train":
+            _claim(folder, fingerprint, header)
             model = _run_train(stage, spec, overrides, base, log)
         elif stage.kind == "average":
             model = _run_average(spec, folder)
         elif stage.kind == "exploit":
             model = _run_exploit(stage, spec, overrides, base)
         else:
-            model = run_pipeline(
-                _from_path(pipeline.path, stage.spec),
-                runs_dir,
-                sets=sets,
-                until=stage.spec["stage"],
-                log=log,
-            )
-        if stage.kind == "from":  # what it took is built now
-            inputs = _inputs(stage, stamps, pipeline.path, runs_dir)
-            fingerprint = _fingerprint(stage, spec, overrides, inputs)
+            model = taken
         record = _write_record(folder, stage, fingerprint, model, time.perf_counter() - start)
         models[stage.name] = Path(model)
         stamps[stage.name] = _stamp(record)

@@ -7,7 +7,7 @@ import numpy as np
 from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
 from liars_env.solver.cache import cached_solution
-from liars_env.solver.graph import RoundState, check_supported
+from liars_env.solver.graph import RoundState, check_supported, round_state_of
 from liars_env.solver.solution import Solution
 
 
@@ -63,21 +63,7 @@ class SolverAgent:
 
     def round_state(self, view: PlayerView) -> RoundState:
         """The round state of ``view`` (palifico history from this game's rounds)."""
-        o = view.opener
-        dice = (view.dice_left[o], view.dice_left[1 - o])
-        found = [
-            k
-            for k in self.solution.strategies
-            if (k.opener_dice, k.responder_dice) == dice and k.palifico == view.palifico
-        ]
-        if len(found) > 1:
-            had = (o in self._had or view.palifico, (1 - o) in self._had)
-            found = [
-                k for k in found if (k.opener_had_palifico, k.responder_had_palifico) == had
-            ] or found
-        if not found:
-            raise ValueError(f"no round state with dice {view.dice_left} in the solution")
-        return found[0]
+        return round_state_of(self.solution.strategies, view, self._had)
 
     def action_probabilities(self, view: PlayerView) -> np.ndarray:
         """The equilibrium's probability of every action at ``view``."""

@@ -41,23 +41,81 @@ def best_response_values(
 
         return payoff
 
+    def evaluate(key: RoundState) -> tuple[float, float]:
+        tree = trees[key]
+        out = []
+        for role in (0, 1):  # role of the best responder
+            m = tree.payoffs(outcome_value(role))
+            best = (role == 0, role == 1)
+            v = _traverse(tree, policy(key, 1 - role), (m, m), best=best, roles=(role,))[role]
+            out.append(float(tree.probs[role] @ v))
+        return out[0], out[1]
+
+    _sweep(trees, br, evaluate, max_sweeps)
+    return br
+
+
+def policy_values(
+    trees: dict[RoundState, RoundTree],
+    policy: Callable[[RoundState, int], list[np.ndarray]],
+    *,
+    max_sweeps: int = 10_000,
+) -> dict[RoundState, float]:
+    """Every round state's value for its opener when both players follow ``policy``.
+
+    Args:
+        trees: Every round state of the game and its tree (see :func:`round_states`).
+        policy: ``policy(key, role)`` gives the strategy of the player holding ``role``
+            in round ``key`` (per depth ``prob[edge, hand]``; its own depths are read).
+        max_sweeps: Most value-iteration sweeps over repeating round states.
+    """
+    values: dict[RoundState, float] = {}
+
+    def evaluate(key: RoundState) -> float:
+        tree = trees[key]
+        sigma = [policy(key, depth.actor)[d] for d, depth in enumerate(tree.depths)]
+        m = tree.payoffs(opener_payoff(values))
+        return float(tree.probs[0] @ _traverse(tree, sigma, (m, -m), roles=(0,))[0])
+
+    _sweep(trees, values, evaluate, max_sweeps)
+    return values
+
+
+def opener_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
+    """Role 0's payoff of a call's outcome.
+
+    The end of the game, or the next round's value for its opener (``values``; negated
+    when the other player opens it).
+    """
+
+    def payoff(kind: str, key: Any) -> float:
+        if kind == "end":
+            return 1.0 if key == 0 else -1.0
+        v = values.get(key, 0.0)
+        return v if kind == "same" else -v
+
+    return payoff
+
+
+def _sweep(
+    trees: dict[RoundState, RoundTree],
+    values: dict[RoundState, Any],
+    evaluate: Callable[[RoundState], Any],
+    max_sweeps: int,
+) -> None:
+    """Fills ``values[key] = evaluate(key)`` for every round state.
+
+    The rounds that follow come first; rounds that can repeat are swept until no value
+    moves by 1e-13.
+    """
     for comp in _components(trees):
         repeats = len(comp) > 1 or comp[0] in trees[comp[0]].successors()
         for _ in range(max_sweeps if repeats else 1):
             change = 0.0
             for key in comp:
-                tree = trees[key]
-                out = []
-                for role in (0, 1):  # role of the best responder
-                    sigma = policy(key, 1 - role)
-                    m = tree.payoffs(outcome_value(role))
-                    payoff = (m, m)
-                    best = (role == 0, role == 1)
-                    v = _traverse(tree, sigma, payoff, best=best, roles=(role,))[role]
-                    out.append(float(tree.probs[role] @ v))
-                old = br.get(key, (0.0, 0.0))
-                change = max(change, abs(out[0] - old[0]), abs(out[1] - old[1]))
-                br[key] = (out[0], out[1])
+                new = evaluate(key)
+                old = values.get(key, np.zeros_like(new, dtype=float))
+                change = max(change, float(np.max(np.abs(np.subtract(new, old)))))
+                values[key] = new
             if change < 1e-13:
                 break
-    return br

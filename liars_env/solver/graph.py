@@ -324,6 +324,32 @@ def node_of(
     return d, node
 
 
+def round_state_of(keys: Iterable[RoundState], view, had: Iterable[int] = ()) -> RoundState:
+    """The round state of a player's ``view`` among ``keys``.
+
+    Its dice counts (opener first) and palifico flag pick the state; where the rules
+    tell states apart by who has had a palifico round, which a view does not say,
+    ``had`` (the seats known to have had one) decides, else the first is taken.
+
+    Raises:
+        ValueError: if no state has the view's dice.
+    """
+    o = view.opener
+    dice = (view.dice_left[o], view.dice_left[1 - o])
+    found = [
+        k for k in keys if (k.opener_dice, k.responder_dice) == dice and k.palifico == view.palifico
+    ]
+    if len(found) > 1:
+        had = set(had)
+        flags = (o in had or view.palifico, (1 - o) in had)
+        found = [
+            k for k in found if (k.opener_had_palifico, k.responder_had_palifico) == flags
+        ] or found
+    if not found:
+        raise ValueError(f"no round state with dice {view.dice_left} in these rules")
+    return found[0]
+
+
 def _outcome_of(state: GameState) -> tuple[str, Any]:
     """What follows a settled round (engine state after the call), by role."""
     if state.winner is not None:

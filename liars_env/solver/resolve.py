@@ -21,7 +21,6 @@ resolved; the trees are built once per resolver.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +28,15 @@ import numpy as np
 
 from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
+from liars_env.solver.best_response import opener_payoff, policy_values
 from liars_env.solver.cfr import RoundSolver, _traverse
 from liars_env.solver.exploitability import AgentTables
 from liars_env.solver.graph import (
     RoundState,
     RoundTree,
-    _components,
     _Depth,
     node_of,
+    round_state_of,
     round_states,
 )
 
@@ -156,6 +156,7 @@ class SubgameResolver:
         self.name = name or f"resolve:{getattr(base, 'name', type(base).__name__)}"
         self._tables: dict[int, AgentTables] = {}
         self._values: dict[RoundState, float] | None = None
+        self._payoff: dict[RoundState, np.ndarray] = {}
         self._solved: dict[tuple[RoundState, tuple[int, ...]], tuple] = {}
 
     # ------------------------------------------------------------ the base's strategy
@@ -164,30 +165,19 @@ class SubgameResolver:
             self._tables[seat] = AgentTables(self.trees, self.base, seat)
         return self._tables[seat]
 
-    def _next_values(self) -> dict[RoundState, float]:
-        """Each round state's value for its opener when the base plays itself."""
-        if self._values is not None:
-            return self._values
-        values: dict[RoundState, float] = {}
-        for comp in _components(self.trees):
-            repeats = len(comp) > 1 or comp[0] in self.trees[comp[0]].successors()
-            for _ in range(10_000 if repeats else 1):
-                change = 0.0
-                for key in comp:
-                    tree = self.trees[key]
-                    sigma = [  # the base in seat 0 opening, in seat 1 responding
-                        self._table(depth.actor)(key, depth.actor)[d]
-                        for d, depth in enumerate(tree.depths)
-                    ]
-                    m = tree.payoffs(_opener_payoff(values))
-                    v0 = _traverse(tree, sigma, (m, -m), roles=(0,))[0]
-                    new = float(tree.probs[0] @ v0)
-                    change = max(change, abs(new - values.get(key, 0.0)))
-                    values[key] = new
-                if change < 1e-12:
-                    break
-        self._values = values
-        return values
+    def _payoffs(self, key: RoundState) -> np.ndarray:
+        """Role 0's payoff per call type and hand pair in ``key``.
+
+        The game's end, or the next round at its value when the base plays itself (one
+        sweep over the game, then cached per round).
+        """
+        if self._values is None:
+            self._values = policy_values(  # the base in seat 0 opening, in seat 1 responding
+                self.trees, lambda key, role: self._table(role)(key, role)
+            )
+        if key not in self._payoff:
+            self._payoff[key] = self.trees[key].payoffs(opener_payoff(self._values))
+        return self._payoff[key]
 
     # ------------------------------------------------------------ playing
     def reset(self, seed: int | None = None) -> None:
@@ -219,12 +209,7 @@ class SubgameResolver:
         Raises:
             ValueError: if the rules have no such round (another game's view).
         """
-        o = view.opener
-        dice = (view.dice_left[o], view.dice_left[1 - o])
-        for k in self.trees:
-            if (k.opener_dice, k.responder_dice) == dice and k.palifico == view.palifico:
-                return k
-        raise ValueError(f"no round state with dice {view.dice_left} in these rules")
+        return round_state_of(self.trees, view)
 
     def solve(self, key: RoundState, bids: tuple[int, ...]) -> np.ndarray:
         """The acting player's ``prob[edge, hand]`` at the node ``bids`` reach in ``key``.
@@ -248,7 +233,7 @@ class SubgameResolver:
         if cache in self._solved:
             return self._solved[cache]
         tree = self.trees[key]
-        m = tree.payoffs(_opener_payoff(self._next_values()))
+        m = self._payoffs(key)
         role = tree.depths[tree.node_of(bids)[0]].actor
         if not bids:
             sub = subtree(tree, 0, 0, tree.probs)
@@ -280,19 +265,3 @@ class SubgameResolver:
         result = (here, sigma, reach)
         self._solved[cache] = result
         return result
-
-
-def _opener_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
-    """Role 0's payoff of a call's outcome.
-
-    The end of the game, or the next round's value (``values``: each round state's value
-    for its opener).
-    """
-
-    def payoff(kind: str, key: Any) -> float:
-        if kind == "end":
-            return 1.0 if key == 0 else -1.0
-        value = values.get(key, 0.0)
-        return value if kind == "same" else -value
-
-    return payoff

@@ -16,7 +16,7 @@ import numpy as np
 
 from liars_env.engine import LiarsDiceGame
 from liars_env.rules import RuleSet
-from liars_env.solver.best_response import best_response_values
+from liars_env.solver.best_response import best_response_values, opener_payoff
 from liars_env.solver.cfr import RoundSolver
 from liars_env.solver.graph import RoundState, RoundTree, _components, _longest_path, round_states
 from liars_env.solver.lp import LP_MAX_CELLS, solve_round_lp
@@ -167,18 +167,6 @@ class Solution:
         return out
 
 
-def _value_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
-    """Role 0's payoff of an outcome when both play on at the given values."""
-
-    def payoff(kind: str, key: Any) -> float:
-        if kind == "end":
-            return 1.0 if key == 0 else -1.0
-        v = values.get(key, 0.0)
-        return v if kind == "same" else -v
-
-    return payoff
-
-
 def solve(
     rules: RuleSet,
     *,
@@ -234,7 +222,7 @@ def solve(
         for _sweep in range(max_sweeps if repeats else 1):
             change = 0.0
             for key in comp:
-                m0 = trees[key].payoffs(_value_payoff(values))
+                m0 = trees[key].payoffs(opener_payoff(values))
                 if _use_lp(method, trees[key]):
                     strategies[key], new = solve_round_lp(trees[key], m0)
                     how = "LP"
