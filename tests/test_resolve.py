@@ -73,7 +73,7 @@ def test_the_next_rounds_are_worth_what_the_base_playing_itself_wins_there():
     bot = make_agent("bold", TWO_DICE)
     resolver = SubgameResolver(bot, TWO_DICE, iterations=10)
     last = [k for k in resolver.trees if k.opener_dice == k.responder_dice == 1][0]
-    resolver._payoffs(last)
+    resolver._payoffs(resolver.start)  # the first round: every later round is valued
     values = resolver._values
     tree = resolver.trees[last]
     sigma = [resolver._table(d.actor)(last, d.actor)[i] for i, d in enumerate(tree.depths)]

@@ -155,7 +155,7 @@ class SubgameResolver:
         self.iterations = iterations
         self.name = name or f"resolve:{getattr(base, 'name', type(base).__name__)}"
         self._tables: dict[int, AgentTables] = {}
-        self._values: dict[RoundState, float] | None = None
+        self._values: dict[RoundState, float] = {}
         self._payoff: dict[RoundState, np.ndarray] = {}
         self._solved: dict[tuple[RoundState, tuple[int, ...]], tuple] = {}
 
@@ -168,14 +168,22 @@ class SubgameResolver:
     def _payoffs(self, key: RoundState) -> np.ndarray:
         """Role 0's payoff per call type and hand pair in ``key``.
 
-        The game's end, or the next round at its value when the base plays itself (one
-        sweep over the game, then cached per round).
+        The game's end, or the next round at its value when the base plays itself: the
+        rounds that can follow ``key`` are valued once (by one sweep over them; none for
+        a round whose calls all end the game), then the payoffs are cached per round.
         """
-        if self._values is None:
-            self._values = policy_values(  # the base in seat 0 opening, in seat 1 responding
-                self.trees, lambda key, role: self._table(role)(key, role)
-            )
         if key not in self._payoff:
+            later, todo = set(), list(self.trees[key].successors())
+            while todo:
+                k = todo.pop()
+                if k not in later:
+                    later.add(k)
+                    todo += self.trees[k].successors()
+            if not later <= self._values.keys():
+                self._values |= policy_values(  # the base opening in seat 0, responding in 1
+                    {k: self.trees[k] for k in later},
+                    lambda k, role: self._table(role)(k, role),
+                )
             self._payoff[key] = self.trees[key].payoffs(opener_payoff(self._values))
         return self._payoff[key]
 
