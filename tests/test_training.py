@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -548,6 +549,18 @@ OUR_CONFIGS = [  # one-run configs (configs/models/ holds pipelines: test_pipeli
     for p in sorted(Path("configs").rglob("*.yaml"))
     if not p.name.startswith("rllib_") and "models" not in p.parts
 ]
+
+
+@pytest.mark.parametrize("config", OUR_CONFIGS, ids=lambda p: p.name)
+def test_checkpoints_named_in_config_comments_are_written_by_the_run(config):
+    """A config's comment naming ``runs/<run_name>/checkpoints/step_N`` names the run's
+    last checkpoint (updates × batch), so the measuring command it gives works."""
+    args = ppo.load_args(str(config))
+    batch = args.num_envs * args.num_steps
+    last = max(1, args.total_steps // batch) * batch
+    for folder, step in re.findall(r"runs/([\w.-]+)/checkpoints/step_(\d+)", config.read_text()):
+        assert folder == args.run_name
+        assert int(step) == last, f"{config}: step_{step}, the run's last is step_{last:010d}"
 
 
 @pytest.mark.parametrize("config", OUR_CONFIGS, ids=lambda p: p.name)
