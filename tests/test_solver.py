@@ -255,6 +255,31 @@ def test_cli_tiny_run(tmp_path, capsys):
     assert "exploitability" in capsys.readouterr().out
 
 
+def test_cli_by_round_shows_where_an_agent_is_exploited(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    argv = ["--rules", "perudo", "--rule", "dice_per_player=2", "--rule", "faces=2",
+            "--exploit", "random", "solver", "--by-round", "--out", str(out)]  # fmt: skip
+    assert solve_main(argv) == 0
+    data = json.loads(out.read_text())
+    values = data["round_values"]
+    for spec in ("random", "solver"):
+        rounds = data["exploit"][spec]["rounds"]
+        assert set(rounds) == {"0", "1"} and set(rounds["0"]) == set(values)
+        start = max(values, key=lambda label: sum(map(int, label.split("v"))))
+        as_opener, as_responder = rounds["0"][start]  # the first round's pair gives the seats'
+        assert 0.5 * (as_opener + as_responder) == pytest.approx(
+            data["exploit"][spec]["best_response"][0], abs=1e-12
+        )
+    for label, (as_opener, as_responder) in data["exploit"]["solver"]["rounds"]["0"].items():
+        assert as_opener == pytest.approx(values[label], abs=1e-6)  # an equilibrium: (v, -v)
+        assert as_responder == pytest.approx(-values[label], abs=1e-6)
+    random_gains = [sum(pair) for pair in data["exploit"]["random"]["rounds"]["0"].values()]
+    assert min(random_gains) > 0.1
+    text = capsys.readouterr().out
+    assert "random: best response by round" in text and "seat either: gain" in text
+    assert "2v2" in text and "1v1" in text
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

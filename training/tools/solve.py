@@ -121,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="agent specs to exploit (several after one flag, or the flag repeated)",
     )
+    parser.add_argument(
+        "--by-round",
+        action="store_true",
+        help="also print, for each exploited agent, the best responder's gain from each "
+        "round state on (where the agent can be exploited); the JSON always has it",
+    )
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--save", help="write the strategy (.npz) here")
     return parser
@@ -148,6 +154,45 @@ def table(result: dict[str, Any]):
     return out
 
 
+def round_table(spec: str, result: dict[str, Any]):
+    """Where ``spec`` can be exploited, as a rich table.
+
+    Per round state (the first round first): the equilibrium value for the opener and,
+    per seat of the agent (one set of columns when the seats agree), the best responder's
+    returns as opener and as responder and their sum, its gain over the equilibrium from
+    that round on in both roles.
+    """
+    from rich.table import Table
+
+    rounds = result["exploit"][spec]["rounds"]
+    values = result["round_values"]
+    first = next(iter(rounds.values()))
+    if all(  # the agent plays alike in every seat: one set of columns
+        max(abs(a - b) for a, b in zip(first[label], seat_rounds[label], strict=True)) < 1e-12
+        for seat_rounds in rounds.values()
+        for label in first
+    ):
+        rounds = {"either": first}
+    out = Table(title=f"{spec}: best response by round")
+    out.add_column("round")
+    out.add_column("equilibrium value", justify="right")
+    for seat in rounds:
+        for what in ("BR as opener", "BR as responder", "gain"):
+            out.add_column(f"seat {seat}: {what}", justify="right")
+
+    def order(label: str) -> tuple[int, str]:
+        opener, responder = label.split()[0].split("v")
+        return (-(int(opener) + int(responder)), label)
+
+    for label in sorted(values, key=order):
+        row = [label, f"{values[label]:+.4f}"]
+        for seat_rounds in rounds.values():
+            as_opener, as_responder = seat_rounds[label]
+            row += [f"{as_opener:+.4f}", f"{as_responder:+.4f}", f"{as_opener + as_responder:.4f}"]
+        out.add_row(*row)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``liars-solve``."""
     from rich.console import Console
@@ -169,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(f"[red]liars-solve: {exc}[/red]")
         return 2
     console.print(table(result))
+    if args.by_round:
+        for spec in result["exploit"]:
+            console.print(round_table(spec, result))
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
