@@ -281,9 +281,7 @@ def test_a_shipped_models_pipeline_ends_in_that_model(path):
         assert tag == "best"
         return
     args = ppo.make_args({**result.spec, "run_name": "x"})
-    batch = args.num_envs * args.num_steps
-    last = args.total_steps // batch * batch
-    step = last if result.take == "last" else int(result.take.removeprefix("step_"))
+    step = ppo.last_step(args) if result.take == "last" else int(result.take.removeprefix("step_"))
     assert meta["step"] == step, (meta["step"], step)
     assert tag in (f"step_{step:010d}", "best")
 

@@ -556,8 +556,7 @@ def test_checkpoints_named_in_config_comments_are_written_by_the_run(config):
     """A config's comment naming ``runs/<run_name>/checkpoints/step_N`` names the run's
     last checkpoint (updates × batch), so the measuring command it gives works."""
     args = ppo.load_args(str(config))
-    batch = args.num_envs * args.num_steps
-    last = max(1, args.total_steps // batch) * batch
+    last = ppo.last_step(args)
     for folder, step in re.findall(r"runs/([\w.-]+)/checkpoints/step_(\d+)", config.read_text()):
         assert folder == args.run_name
         assert int(step) == last, f"{config}: step_{step}, the run's last is step_{last:010d}"

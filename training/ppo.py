@@ -393,6 +393,24 @@ ENT_SCHEDULES = ("constant", "linear")
 """Values of :attr:`Args.ent_schedule`."""
 
 
+def updates_of(args: Args) -> int:
+    """PPO updates of a run (at least one).
+
+    ``total_steps`` in whole rollouts of ``num_envs × num_steps`` learner decisions.
+    """
+    return max(1, args.total_steps // (args.num_envs * args.num_steps))
+
+
+def last_step(args: Args) -> int:
+    """Learner decisions when a run ends: the step of its last checkpoint (``step_N``).
+
+    Example:
+        >>> last_step(make_args({"total_steps": 6_000_000, "num_envs": 128, "num_steps": 32}))
+        5996544
+    """
+    return updates_of(args) * args.num_envs * args.num_steps
+
+
 def linear_schedule(start: float, end: float, update: int, num_updates: int) -> float:
     """``start`` at update 0, moving in a straight line to ``end`` at ``num_updates``.
 
@@ -628,7 +646,7 @@ class Trainer:
         self.league.assign(np.arange(args.num_envs))
         self.learner = torch.arange(args.num_envs, device=self.device) % self.rules.num_players
         self.batch_size = args.num_envs * args.num_steps
-        self.num_updates = max(1, args.total_steps // self.batch_size)
+        self.num_updates = updates_of(args)
         self.update = 0
         self.global_step = 0
         self.best_win_rate = -1.0
