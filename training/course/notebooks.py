@@ -134,14 +134,26 @@ def script_cells(text: str) -> list[Cell]:
     return cells
 
 
+ROLE = re.compile(r":(\w+):`(~?)([^`<]*?)\s*(?:<[^>]*>)?`")
+"""A reST role: ``:class:`~a.B```, ``:doc:`text </page>```."""
+
+
+def _role(match: re.Match) -> str:
+    kind, short, text = match[1], match[2], match[3]
+    if kind == "doc":
+        return text
+    return f"`{text.split('.')[-1] if short else text}`"
+
+
 def _markdown(lines: list[str], level: str) -> str:
-    """reST-ish text to Markdown: underlined titles to headings, ``x`` to `x`."""
+    """reST-ish text to Markdown: underlined titles to headings, roles and ``x`` to `x`."""
     out: list[str] = []
     for line in lines:
         if out and line and set(line) <= set("=-~") and len(line) >= len(out[-1]) > 0:
             out[-1] = f"{level if set(line) == {'='} else '##'} {out[-1]}"
             continue
-        out.append(re.sub(r"``([^`]+)``", r"`\1`", line))
+        line = re.sub(r"``([^`]+)``", r"`\1`", line.replace("\\ ", ""))
+        out.append(ROLE.sub(_role, line))
     return "\n".join(out).strip()
 
 
