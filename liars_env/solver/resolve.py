@@ -6,8 +6,12 @@ bids so far imply: each player's hand weighted by its chance and by the probabil
 that the strategies solved at the earlier nodes of this round made its bids with it.
 Every round starts from fresh dice, so at a round's first bid the ranges are the
 chance of each hand, and each later solve refines the one before it (continual
-re-solving): the play follows an equilibrium of the round, not a model of the
-opponent, so a best responder gains no more than the solves' remaining error.
+re-solving, safe as in CFR-D and DeepStack): the actor's range is carried from its own
+moves, and the opponent sits behind the re-solving gadget, held per hand to its
+counterfactual best-response value against the actor's previous strategy
+(:func:`gadget_values` says why its values under its own average strategy are unsafe).
+The play follows an equilibrium of the round, not a model of the opponent, so a best
+responder gains no more than the solves' remaining error.
 
 A round's calls end the game or lead to the next round; the next round is worth what
 the **base** agent playing itself there is worth (exactly, by a sweep over the round
@@ -22,7 +26,7 @@ resolved; the trees are built once per resolver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -95,16 +99,50 @@ def subtree(
     return SubTree(depths, tree.hands, probs, kept)
 
 
+def gadget_values(sub: SubTree, carried: list[np.ndarray], m0: np.ndarray, role: int) -> np.ndarray:
+    """``role``'s stopping values at the re-solving gadget, per hand.
+
+    They are its counterfactual best-response values at ``sub``'s root against the other
+    role's ``carried`` strategy. ``sub`` is cut from the previous solve's tree with the
+    other role's reach at its root; ``carried`` holds the previous solve's strategies
+    there (``role``'s are ignored: it best-responds). These are the values of safe
+    re-solving (CFR-D, Burch, Johanson & Bowling 2014; DeepStack): whatever ``role`` does
+    with any hand, the previous strategy never gives it more, so a re-solve that keeps
+    every hand at or below them is no more exploitable than the strategy it refines.
+
+    The values ``role`` gets by *following* its own average strategy of the previous
+    solve are unsafe: with a hand that strategy never plays into the node, the strategy
+    below the node is CFR's uniform default (no regret was ever weighted there), so the
+    hand is valued far below what it can get. Stopping then looks worthless to it, the
+    gadget lets it enter at full chance weight, and the new solve believes the node is
+    reached with hands that never reach it, giving up the bound on those that do (on
+    perudo 1x6 that made re-solving 50x as exploitable as one solve at the first bid).
+
+    Args:
+        sub: The tree below the node (see :func:`subtree`).
+        carried: Per depth of ``sub``, the previous solve's ``prob[edge, hand]``.
+        m0: Role 0's payoff per call type and hand pair.
+        role: The role whose values to compute (the opponent of the re-solving actor).
+
+    Returns:
+        ``role``'s counterfactual value per own hand (the other's reach included, its own
+        not).
+    """
+    best = (role == 0, role == 1)
+    return _traverse(sub, carried, (m0, -m0), best=best, roles=(role,))[role]
+
+
 def with_gadget(
     sub: SubTree, role: int, values: np.ndarray, chance: np.ndarray, m0: np.ndarray
 ) -> tuple[SubTree, np.ndarray]:
     """``sub`` behind the re-solving gadget of ``role``, and the payoffs it needs.
 
     At the gadget ``role`` chooses, per hand, to enter ``sub`` or to stop with
-    ``values`` (its counterfactual value per hand under the strategies solved before);
-    its reach there is the chance of each hand, so the solve cannot make ``role`` worse
-    off with any hand than it was. Stopping is a call of a new type whose payoff gives
-    ``role`` its value whatever the other's hand.
+    ``values`` (its counterfactual best-response value per hand against the strategy
+    solved before, :func:`gadget_values`); its reach there is the chance of each hand, so
+    the solve cannot give ``role`` more with any hand than it could get before. Stopping
+    is a call of a new type whose payoff gives ``role`` its value whatever the other's
+    hand.
     """
     total = float(sub.probs[1 - role].sum()) or 1.0
     size = (len(sub.hands[0]), len(sub.hands[1]))
@@ -128,6 +166,23 @@ def with_gadget(
     probs = list(sub.probs)
     probs[role] = chance
     return SubTree([gadget, *sub.depths], sub.hands, (probs[0], probs[1]), []), m
+
+
+class Resolved(NamedTuple):
+    """One solve of :class:`SubgameResolver`, at the node some bids reach.
+
+    Attributes:
+        tree: The tree below the node (its root reach: the actor's range there).
+        strategy: Both roles' solved ``prob[edge, hand]`` per depth of ``tree``.
+        reach: The actor's reach per hand at the node (by its own earlier moves).
+        stop_values: The opponent's stopping values per hand at the gadget
+            (:func:`gadget_values`); ``None`` at a round's first bid (no gadget).
+    """
+
+    tree: SubTree
+    strategy: list[np.ndarray]
+    reach: np.ndarray
+    stop_values: np.ndarray | None
 
 
 class SubgameResolver:
@@ -157,7 +212,7 @@ class SubgameResolver:
         self._tables: dict[int, AgentTables] = {}
         self._values: dict[RoundState, float] = {}
         self._payoff: dict[RoundState, np.ndarray] = {}
-        self._solved: dict[tuple[RoundState, tuple[int, ...]], tuple] = {}
+        self._solved: dict[tuple[RoundState, tuple[int, ...]], Resolved] = {}
 
     # ------------------------------------------------------------ the base's strategy
     def _table(self, seat: int) -> AgentTables:
@@ -224,18 +279,15 @@ class SubgameResolver:
 
         Cached: it depends only on the position.
         """
-        return self._resolve(key, bids)[1][0]
+        return self.resolved(key, bids).strategy[0]
 
-    def _resolve(self, key: RoundState, bids: tuple[int, ...]):
-        """The solve at the node ``bids`` reach.
-
-        Returns its subtree, its strategies there (per depth of the subtree) and the
-        actor's reach at the node.
+    def resolved(self, key: RoundState, bids: tuple[int, ...]) -> Resolved:
+        """The solve at the node ``bids`` reach in ``key`` (cached).
 
         At a round's first bid: the round solved from the chance of each hand. Later:
-        the tree below the node, behind the opponent's gadget, with the opponent's values
-        from the actor's previous solve this round (or the round's first one) and the
-        actor's reach by its own earlier moves.
+        the tree below the node, behind the opponent's gadget, with the opponent's
+        best-response values against the actor's strategy of its previous solve this
+        round (or the round's first one) and the actor's reach by its own earlier moves.
         """
         cache = (key, bids)
         if cache in self._solved:
@@ -247,12 +299,12 @@ class SubgameResolver:
             sub = subtree(tree, 0, 0, tree.probs)
             solver = RoundSolver(sub, m)
             solver.iterate(self.iterations)
-            result = (sub, solver.average(), tree.probs[0])
+            result = Resolved(sub, solver.average(), tree.probs[0], None)
             self._solved[cache] = result
             return result
         # the previous solve: the actor's last decision this round, else the round's first
         start = len(bids) - 2 if len(bids) >= 2 else 0
-        prev_sub, prev_sigma, prev_reach = self._resolve(key, bids[:start])
+        prev_sub, prev_sigma, prev_reach, _ = self.resolved(key, bids[:start])
         if start == len(bids) - 2:  # the actor's own move since, by that solve's strategy
             e = int(np.searchsorted(prev_sub.depths[0].action, bids[start]))  # one root node
             reach = prev_reach * prev_sigma[0][e]
@@ -265,11 +317,11 @@ class SubgameResolver:
         probs[1 - role] = tree.probs[1 - role]  # unused for the opponent's own values
         here = subtree(prev_sub, dn, nn, (probs[0], probs[1]))
         carried = [prev_sigma[dn + d][edges] for d, edges in enumerate(here.edges)]
-        opp_values = _traverse(here, carried, (m, -m), roles=(1 - role,))[1 - role]
+        opp_values = gadget_values(here, carried, m, 1 - role)
         gadget, mg = with_gadget(here, 1 - role, opp_values, tree.probs[1 - role], m)
         solver = RoundSolver(gadget, mg)
         solver.iterate(self.iterations)
         sigma = solver.average()[1:]
-        result = (here, sigma, reach)
+        result = Resolved(here, sigma, reach, opp_values)
         self._solved[cache] = result
         return result
