@@ -71,7 +71,7 @@ def test_the_next_rounds_are_worth_what_the_base_playing_itself_wins_there():
     from liars_env.solver.cfr import _traverse
 
     bot = make_agent("bold", TWO_DICE)
-    resolver = SubgameResolver(bot, TWO_DICE, iterations=10)
+    resolver = SubgameResolver(bot, TWO_DICE, iterations=10, values="base")
     last = [k for k in resolver.trees if k.opener_dice == k.responder_dice == 1][0]
     resolver._payoffs(resolver.start)  # the first round: every later round is valued
     values = resolver._values
@@ -154,6 +154,63 @@ def test_the_gadget_never_values_an_opponent_hand_below_its_best_response(rules)
     assert checked > 200
 
 
+CALZA_1X3 = RuleSet.preset("perudo_calza", num_players=2, dice_per_player=1, faces=3)
+
+
+def test_later_rounds_valued_by_their_own_solves_do_not_inherit_the_base_s_mistakes():
+    # with calza a round can follow itself and its calls have more than two outcomes, so
+    # what the next round is worth shapes the play: valued by the base playing itself
+    # (values="base") the re-solver inherits the base's mistakes, valued by its own
+    # first-bid solves (the default) it plays near the equilibrium
+    bot = make_agent("probabilistic", CALZA_1X3)
+    by = {
+        values: exploit(
+            SubgameResolver(bot, CALZA_1X3, values=values), CALZA_1X3, seats=(0,)
+        ).exploitability
+        for values in ("base", "solver")
+    }
+    assert by["base"] > 0.015 and by["solver"] < 0.005 and by["solver"] < by["base"] / 5, by
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [CALZA_1X3, RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)],
+    ids=["calza-1x3", "perudo-2x3"],
+)
+def test_the_solver_values_of_the_rounds_are_the_equilibrium_s(rules):
+    from liars_env.solver import solve
+
+    exact = solve(rules).values
+    got = SubgameResolver(make_agent("random", rules), rules).round_values()
+    assert got.keys() == exact.keys()
+    for key, value in exact.items():
+        assert got[key] == pytest.approx(value, abs=0.005), key.label()
+
+
+def test_later_rounds_can_be_valued_from_outside():
+    # a mapping (or a callable) of round values: the equilibrium's values play as well
+    # as the default, values far from them do not (the value network's way in)
+    from liars_env.solver import solve
+
+    bot = make_agent("probabilistic", CALZA_1X3)
+    exact = solve(CALZA_1X3).values
+    wrong = {key: 0.8 for key in exact}
+    good = exploit(SubgameResolver(bot, CALZA_1X3, values=exact), CALZA_1X3, seats=(0,))
+    bad = exploit(SubgameResolver(bot, CALZA_1X3, values=wrong.get), CALZA_1X3, seats=(0,))
+    assert good.exploitability < 0.005 < bad.exploitability, (good, bad)
+    with pytest.raises(ValueError, match="no value for the round"):
+        SubgameResolver(bot, CALZA_1X3, values={}).round_values()
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [("exact", "values must be one of solver, base"), (3, "got int")],
+)
+def test_bad_round_values_are_refused(values, message):
+    with pytest.raises(ValueError, match=message):
+        SubgameResolver(make_agent("random", ONE_DIE), ONE_DIE, values=values)
+
+
 def test_more_iterations_exploit_less():
     bot = make_agent("probabilistic", ONE_DIE)
     values = [
@@ -189,6 +246,8 @@ def test_search_method_resolve_plays_a_distribution_over_the_legal_moves():
         ),
         ("search:belief?method=solve", ONE_DIE, "method must be one of"),
         ("search:belief?method=resolve,iterations=0", ONE_DIE, "iterations must be a positive"),
+        ("search:belief?method=resolve,values=exact", ONE_DIE, "values must be one of"),
+        ("search:belief?method=resolve,values=critic", ONE_DIE, "needs a checkpoint base"),
     ],
 )
 def test_bad_resolve_settings_are_refused_naming_them(spec, rules, message):

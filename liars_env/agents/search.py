@@ -78,6 +78,8 @@ from liars_env.batched.kernels import known_matches, round_wild, wild_faces
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, view_of
 from liars_env.rules import RuleSet, loser_reward
+from liars_env.solver.exploitability import round_position
+from liars_env.solver.graph import RoundState
 from liars_env.solver.resolve import SubgameResolver
 
 PRIOR_FLOOR = 1e-3
@@ -89,6 +91,9 @@ DEPTHS = ("round", "game")
 
 METHODS = ("rollout", "resolve")
 """Values of the ``method`` setting."""
+
+RESOLVE_VALUES = ("solver", "base", "critic")
+"""Values of the ``values`` setting (``method=resolve``)."""
 
 BELIEFS = ("auto", "policy", "model", "robust", "mixed")
 """Values of the ``belief`` setting."""
@@ -146,11 +151,16 @@ class SearchSettings:
     method: str = "rollout"
     """``rollout``: belief, playouts and choice as above. ``resolve``: solve the rest of
     the round at each decision (CFR+ on its public tree from the ranges the bids imply,
-    continual re-solving; :mod:`liars_env.solver.resolve`), the base valuing the rounds
-    after it; only for 2-player games small enough for the solver, where it plays an
-    equilibrium of each round and is hard to exploit (``docs/search.md``)."""
+    continual re-solving; :mod:`liars_env.solver.resolve`), the later rounds valued as
+    ``values`` says; only for 2-player games small enough for the solver, where it plays
+    an equilibrium of each round and is hard to exploit (``docs/search.md``)."""
     iterations: int = 100
     """CFR+ iterations per decision with ``method=resolve``."""
+    values: str = "solver"
+    """With ``method=resolve``, what a later round is worth to its opener: ``solver``
+    (its own solve from its first bid, the last rounds first), ``base`` (the base
+    playing itself there) or ``critic`` (a checkpoint base's value network at the round's
+    first decision, averaged over the opener's hands: a learned estimate)."""
 
     def __post_init__(self) -> None:
         for name in ("samples", "rollouts", "candidates", "iterations"):
@@ -161,6 +171,10 @@ class SearchSettings:
             value = getattr(self, name)
             if type(value) is not int or value < 0:
                 raise ValueError(f"search setting {name} must be an int >= 0, got {value!r}")
+        if self.values not in RESOLVE_VALUES:
+            raise ValueError(
+                f"search setting values must be one of {RESOLVE_VALUES}, got {self.values!r}"
+            )
         if self.method not in METHODS:
             raise ValueError(f"search setting method must be one of {METHODS}, got {self.method!r}")
         if self.depth not in DEPTHS:
@@ -484,13 +498,40 @@ class SearchAgent:
         self.rng = np.random.default_rng(seed)
         self.resolver = None
         if self.settings.method == "resolve":
+            values: Any = self.settings.values
+            if values == "critic":
+                if not isinstance(self.base, _NetworkBase):
+                    raise ValueError(
+                        "search setting values=critic needs a checkpoint base (a value "
+                        f"network), got {base_spec!r}"
+                    )
+                values = self._critic_value
             try:
-                self.resolver = SubgameResolver(base, rules, self.settings.iterations)
+                self.resolver = SubgameResolver(
+                    base, rules, self.settings.iterations, values=values
+                )
             except ValueError as exc:
                 raise ValueError(
                     f"search setting method=resolve needs a 2-player game small enough for "
                     f"the solver: {exc}"
                 ) from None
+
+    def _critic_value(self, key: RoundState) -> float:
+        """``values=critic``: the base's value network's estimate of round ``key``.
+
+        The value head at the opener's first decision of the round, averaged over the
+        opener's hands by their chance (the network's estimate of the opener's return).
+        """
+        tree = self.resolver.trees[key]
+        views = [
+            view_of(self.game, self.layout, round_position(tree, 0, 0, [], hand), 0)
+            for hand in tree.hands[0]
+        ]
+        obs = torch.from_numpy(np.stack([v.observation for v in views]))
+        mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
+        with torch.no_grad():
+            values = self.base.values(obs, mask).numpy()
+        return float(tree.probs[0] @ values)
 
     # ------------------------------------------------------------------ agent
     def reset(self, seed: int | None = None) -> None:

@@ -13,11 +13,17 @@ counterfactual best-response value against the actor's previous strategy
 The play follows an equilibrium of the round, not a model of the opponent, so a best
 responder gains no more than the solves' remaining error.
 
-A round's calls end the game or lead to the next round; the next round is worth what
-the **base** agent playing itself there is worth (exactly, by a sweep over the round
-states): the search is depth-limited to the round, with the base's values at its
-leaves. On a game of one round (one die each) the leaves are the game's end and the
-play is the game's equilibrium, whatever the base.
+A round's calls end the game or lead to the next round. A new round re-rolls every
+die, so what it is worth depends only on public facts (the dice counts, who opens, the
+palifico flags): the search is depth-limited to the round, with one value per round
+state at its leaves. By default (``values="solver"``) each later round is worth the
+value of its own solve from its first bid, the rounds after it valued the same way,
+from the game's last rounds back: the values of the play the resolver itself will
+follow there. ``values="base"`` values them by the **base** agent playing itself
+(exactly, by a sweep over the round states), so the play inherits the base's mistakes
+in later rounds; a mapping or callable gives them from elsewhere (a value network).
+On a game of one round (one die each) the leaves are the game's end and the play is the
+game's equilibrium, whatever the base and the values.
 
 Only 2-player games whose round trees the solver builds (:func:`round_states`) can be
 resolved; the trees are built once per resolver.
@@ -25,6 +31,7 @@ resolved; the trees are built once per resolver.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -32,7 +39,7 @@ import numpy as np
 
 from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
-from liars_env.solver.best_response import opener_payoff, policy_values
+from liars_env.solver.best_response import _sweep, opener_payoff, policy_values
 from liars_env.solver.cfr import RoundSolver, _traverse
 from liars_env.solver.exploitability import AgentTables
 from liars_env.solver.graph import (
@@ -185,6 +192,10 @@ class Resolved(NamedTuple):
     stop_values: np.ndarray | None
 
 
+VALUES = ("solver", "base")
+"""Named ways of valuing the rounds after the one being solved (``values``)."""
+
+
 class SubgameResolver:
     """Plays by solving the rest of the round at each decision (see the module docstring).
 
@@ -195,37 +206,70 @@ class SubgameResolver:
         iterations: CFR+ iterations per decision (more: closer to the subgame's
             equilibrium, slower).
         name: Display name.
+        values: What a round that follows the one being solved is worth to its opener:
+            ``"solver"`` (default): the value of its own solve from its first bid (CFR+
+            from the chance of each hand, ``iterations`` iterations, the rounds after it
+            valued the same way, from the last rounds back: the solve it plays from when
+            the game gets there); ``"base"``: what the base playing itself wins there
+            (exactly, by a sweep over the round states); or a mapping or callable giving
+            each round state's value for its opener (a learned estimate, e.g. a value
+            network's). A game of one round has no later rounds: there it changes
+            nothing.
 
     Raises:
         ValueError: for rules the solver cannot build (more than 2 players, rounds too
-            large), or a non-positive ``iterations``.
+            large), a non-positive ``iterations`` or an unknown ``values``.
     """
 
-    def __init__(self, base: Any, rules: RuleSet, iterations: int = 100, name: str = "") -> None:
+    def __init__(
+        self,
+        base: Any,
+        rules: RuleSet,
+        iterations: int = 100,
+        name: str = "",
+        values: str | Mapping[RoundState, float] | Callable[[RoundState], float] = "solver",
+    ) -> None:
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+        if isinstance(values, str) and values not in VALUES:
+            raise ValueError(
+                f"values must be one of {', '.join(VALUES)}, a mapping or a callable, "
+                f"got {values!r}"
+            )
+        if not isinstance(values, (str, Mapping)) and not callable(values):
+            raise ValueError(
+                f"values must be one of {', '.join(VALUES)}, a mapping or a callable, "
+                f"got {type(values).__name__}"
+            )
         self.start, self.trees = round_states(rules)
         self.rules = rules
         self.base = base
         self.iterations = iterations
+        self.values = values
         self.name = name or f"resolve:{getattr(base, 'name', type(base).__name__)}"
         self._tables: dict[int, AgentTables] = {}
         self._values: dict[RoundState, float] = {}
         self._payoff: dict[RoundState, np.ndarray] = {}
         self._solved: dict[tuple[RoundState, tuple[int, ...]], Resolved] = {}
 
-    # ------------------------------------------------------------ the base's strategy
+    # ------------------------------------------------------------ the later rounds' values
     def _table(self, seat: int) -> AgentTables:
         if seat not in self._tables:
             self._tables[seat] = AgentTables(self.trees, self.base, seat)
         return self._tables[seat]
 
+    def round_values(self) -> dict[RoundState, float]:
+        """Every round state's value for its opener, as the resolver values later rounds."""
+        for key in self.trees:
+            self._payoffs(key)
+        self._value_rounds(set(self.trees))
+        return dict(self._values)
+
     def _payoffs(self, key: RoundState) -> np.ndarray:
         """Role 0's payoff per call type and hand pair in ``key``.
 
-        The game's end, or the next round at its value when the base plays itself: the
-        rounds that can follow ``key`` are valued once (by one sweep over them; none for
-        a round whose calls all end the game), then the payoffs are cached per round.
+        The game's end, or the next round at its value (``values``): the rounds that can
+        follow ``key`` are valued once, then the payoffs are cached per round.
         """
         if key not in self._payoff:
             later, todo = set(), list(self.trees[key].successors())
@@ -234,13 +278,45 @@ class SubgameResolver:
                 if k not in later:
                     later.add(k)
                     todo += self.trees[k].successors()
-            if not later <= self._values.keys():
-                self._values |= policy_values(  # the base opening in seat 0, responding in 1
-                    {k: self.trees[k] for k in later},
-                    lambda k, role: self._table(role)(k, role),
-                )
-            self._payoff[key] = self.trees[key].payoffs(opener_payoff(self._values))
+            self._value_rounds(later)
+            if key not in self._payoff:  # (a round that can follow itself is set there)
+                self._payoff[key] = self.trees[key].payoffs(opener_payoff(self._values))
         return self._payoff[key]
+
+    def _value_rounds(self, keys: set[RoundState]) -> None:
+        """Puts the value of every round of ``keys`` (closed under successors) in ``_values``."""
+        if keys <= self._values.keys():
+            return
+        trees = {k: self.trees[k] for k in keys}
+        if self.values == "base":  # the base opening in seat 0, responding in 1
+            self._values |= policy_values(trees, lambda k, role: self._table(role)(k, role))
+        elif self.values == "solver":
+            _sweep(trees, self._values, self._root_value, 200, tolerance=1e-5, keep=True)
+        else:
+            lookup = self.values.get if isinstance(self.values, Mapping) else self.values
+            for k in keys - self._values.keys():
+                value = lookup(k)
+                if value is None:
+                    raise ValueError(f"values gives no value for the round {k.label()}")
+                self._values[k] = float(value)
+
+    def _root_value(self, key: RoundState) -> float:
+        """``values="solver"``: the opener's value of ``key`` under its first-bid solve.
+
+        The solve uses the values of the rounds after ``key`` known now, and is the one
+        played from when the game reaches ``key`` (cached with its payoffs).
+        """
+        self._payoff[key] = self.trees[key].payoffs(opener_payoff(self._values))
+        return self._first_bid_solve(key)
+
+    def _first_bid_solve(self, key: RoundState) -> float:
+        """Solves ``key`` from its first bid (cached); returns its value for the opener."""
+        tree = self.trees[key]
+        sub = subtree(tree, 0, 0, tree.probs)
+        solver = RoundSolver(sub, self._payoff[key])
+        solver.iterate(self.iterations)
+        self._solved[key, ()] = Resolved(sub, solver.average(), tree.probs[0], None)
+        return solver.value()
 
     # ------------------------------------------------------------ playing
     def reset(self, seed: int | None = None) -> None:
@@ -296,12 +372,9 @@ class SubgameResolver:
         m = self._payoffs(key)
         role = tree.depths[tree.node_of(bids)[0]].actor
         if not bids:
-            sub = subtree(tree, 0, 0, tree.probs)
-            solver = RoundSolver(sub, m)
-            solver.iterate(self.iterations)
-            result = Resolved(sub, solver.average(), tree.probs[0], None)
-            self._solved[cache] = result
-            return result
+            if cache not in self._solved:  # (valuing a round that can repeat solves it)
+                self._first_bid_solve(key)
+            return self._solved[cache]
         # the previous solve: the actor's last decision this round, else the round's first
         start = len(bids) - 2 if len(bids) >= 2 else 0
         prev_sub, prev_sigma, prev_reach, _ = self.resolved(key, bids[:start])
