@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         "--games",
         nargs="+",
         default=["perudo_1x6"],
-        help="solvable games by name (benchmarks/exploitability.py's GAMES)",
+        help="solvable games: names of benchmarks/exploitability.py's GAMES, or PRESET_DxF",
     )
     exp.add_argument(
         "--settings",
