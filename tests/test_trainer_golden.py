@@ -4,9 +4,9 @@ A seeded tiny run with every role at work (the league with bots and snapshots, a
 kickstarting the policy, the EMA magnet and the KL term, dice shaping, one exploiter,
 periodic evaluations) writes its checkpoints; the sha256 of every tensor they hold
 (weights, optimizer, league snapshots, generators) was recorded on the one-file trainer
-(``training/ppo.py``, before it became ``training/ppo/``) and is checked here. Torch's CPU kernels can round
-differently on another instruction set: on such a machine, regenerate the hashes on the
-old code, not on the new.
+(``training/ppo.py``, before it became ``training/ppo/``) and is checked here. Torch's
+CPU kernels can round differently on another instruction set: on such a machine,
+regenerate the hashes on the old code, not on the new.
 """
 
 from __future__ import annotations
