@@ -86,7 +86,7 @@ def checkpoint_hashes(run_dir: Path) -> dict[str, str]:
         name = re.sub("step_0*", "step_", name.replace("exploiters/", "x"))  # x0/step_256
         out[f"{name}:model"] = _digest(_tensors(load_file(model)))
         state = load_trainer_state(folder)
-        kept = {k: v for k, v in state.items() if k != "episode_returns"}
+        kept = {k: v for k, v in state.items() if k not in ("episode_returns", "workers")}
         out[f"{name}:state"] = _digest(_tensors(kept))
     return out
 

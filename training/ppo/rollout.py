@@ -198,6 +198,13 @@ class Rollout:
         batch.next_obs, batch.next_mask = obs, mask
         return batch
 
+    def stats(self) -> dict[str, float]:
+        """Figures for TensorBoard beside the update's (none in this process)."""
+        return {}
+
+    def close(self) -> None:
+        """Nothing to stop in this process (the Ray rollouts stop their actors)."""
+
     def _advance(self, policy, obs, mask, rewards_acc, dones_acc):
         """Steps the opponents until the learner is to act in every game.
 

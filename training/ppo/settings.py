@@ -33,7 +33,7 @@ class Args:
     The fields come in groups, in this order:
 
     - **the run**: ``run_name``, ``runs_dir``, ``seed``, ``device``, ``torch_threads``,
-      ``learn_threads``, ``engine_backend``;
+      ``learn_threads``, ``engine_backend``, ``workers``, ``overlap``;
     - **the game**: ``rules``, ``rule_overrides``, ``num_players``;
     - **PPO**: ``total_steps``, ``num_envs``, ``num_steps``, ``learning_rate``,
       ``anneal_lr``, ``gamma``, ``gae_lambda``, ``num_minibatches``, ``update_epochs``,
@@ -75,6 +75,18 @@ class Args:
     """How the training games are stepped (``BatchedEnv(backend=...)``): ``auto`` (numba's
     compiled loops on the CPU, torch ops on a GPU), ``numba`` or ``torch``. Both play the
     same games for a seed; see :mod:`liars_env.batched.fused`."""
+    workers: int = 0
+    """Rollout actors on Ray (the ``ray`` extra: ``pip install -e ".[ray]"``), each playing
+    its share of the ``num_envs`` games on one CPU; the learner stays in this process, on
+    ``device``. 0, the default, plays every game in this process and needs no Ray. Ray
+    runs on this machine only (127.0.0.1) unless ``RAY_ADDRESS`` names a cluster. See
+    :mod:`liars_train.distributed`."""
+    overlap: bool = True
+    """With ``workers``: the actors collect the next batch with the weights of now while
+    the learner updates on this one, so each batch is played by weights one update old
+    (PPO's ratio is taken against the stored log-probabilities of the weights that
+    played it). Off: the actors wait for each update, and ``workers: 1`` writes the
+    same checkpoints, bit for bit, as ``workers: 0``."""
     # ------------------------------------------------------------- the game
     rules: str = "perudo"
     """Preset of the game (see ``liars_env.PRESETS``)."""
@@ -310,6 +322,7 @@ def validate(args: Args) -> None:
             "exploiter_learning_rate",
             "pool_size",
             "exploiter_every",
+            "workers",
             "ent_coef",
             "magnet_coef",
             "kl_coef",
@@ -338,6 +351,11 @@ def validate(args: Args) -> None:
         raise ValueError(
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
             f"num_minibatches ({args.num_minibatches})"
+        )
+    if args.workers > args.num_envs:
+        raise ValueError(
+            f"workers ({args.workers}) must not exceed num_envs ({args.num_envs}): each "
+            "rollout actor plays at least one game"
         )
     for name in ("self_play", "exploiter_margin"):
         if not 0.0 <= getattr(args, name) <= 1.0:

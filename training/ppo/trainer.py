@@ -126,6 +126,10 @@ class Trainer:
         self.batch_size = args.num_envs * args.num_steps
         self.num_updates = updates_of(args)
         self.counters = checkpoints.Counters()
+        if args.workers:  # Ray is checked (and started) now, before anything is written
+            from liars_train.distributed import RemoteRollouts
+
+            self.rollout = RemoteRollouts(args, self.league, self.generator, self.device)
         if resume:
             self._restore()
         elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
@@ -158,6 +162,17 @@ class Trainer:
         args, run = self.args, self.counters
         writer = self._open_logs()
         bar = progress_bar(args.progress, self.num_updates * self.batch_size, run.global_step)
+        try:
+            self._loop(writer, bar)
+        finally:  # Ctrl-C too: the actors stop, the last checkpoint stays resumable
+            self.rollout.close()
+            bar.close()
+            writer.close()
+        self.plot_learning_curve()
+        return self.final_evaluation()
+
+    def _loop(self, writer, bar) -> None:
+        args, run = self.args, self.counters
         start_time, start_step = time.perf_counter(), run.global_step
         latest_eval = ""
         self.rollout.start(self.policy)
@@ -192,10 +207,6 @@ class Trainer:
                 self._checkpoint()
             bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}".strip(), refresh=False)
             bar.update(batch.size)
-        bar.close()
-        writer.close()
-        self.plot_learning_curve()
-        return self.final_evaluation()
 
     # -------------------------------------------------------------- the roles
     def _learn(self, batch: Batch, teaching: float = 0.0) -> dict[str, float]:
@@ -260,7 +271,7 @@ class Trainer:
     def _log_training(self, writer, stats: dict[str, float], sps: float) -> None:
         """The update's statistics and the recent games' returns, under ``train/``."""
         returns = self.counters.episode_returns
-        stats.update(steps_per_second=sps, episodes=len(returns))
+        stats.update(steps_per_second=sps, episodes=len(returns), **self.rollout.stats())
         if returns:
             recent = returns[-1000:]
             stats["mean_return"] = float(np.mean(recent))
@@ -333,12 +344,21 @@ class Trainer:
 
     # -------------------------------------------------------------- start, checkpoints
     def _generator_states(self) -> dict[str, Any]:
-        """The generators the run owns, for ``trainer_state.pt``."""
-        return {
+        """The generators the run owns, for ``trainer_state.pt``.
+
+        With ``workers``, the games' and the league's generators are actor 0's (as in a
+        run of one process), and ``workers`` holds every actor's.
+        """
+        states = {
             "generator": self.generator.get_state(),
             "env_generator": self.env.generator.get_state(),
             "np_rng": self.np_rng.bit_generator.state,
         }
+        actors = self.rollout.states() if self.args.workers and self.rollout.actors else []
+        if actors and None not in actors:  # (an actor that died has no state to save)
+            states.update(env_generator=actors[0]["env_generator"], np_rng=actors[0]["np_rng"])
+            states["workers"] = [{**a, "np_rng": json.dumps(a["np_rng"])} for a in actors]
+        return states
 
     def _checkpoint(self, name: str | None = None) -> Path:
         """Saves the network and everything ``--resume`` needs (``best`` or ``step_N``)."""
@@ -376,6 +396,12 @@ class Trainer:
         self.generator.set_state(state["generator"])
         self.env.generator.set_state(state["env_generator"])
         self.np_rng.bit_generator.state = checkpoints.numpy_state(state)
+        if self.args.workers:
+            saved = state.get("workers", [])
+            if len(saved) != self.args.workers:
+                print(f"workers: {self.args.workers} actors start with fresh generators")
+            else:
+                self.rollout.saved = [{**a, "np_rng": json.loads(a["np_rng"])} for a in saved]
 
 
 def train_exploiter(
