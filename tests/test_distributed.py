@@ -59,11 +59,26 @@ def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tm
     assert killed and trainer.rollout.restarts >= 1
     assert trainer.global_step == ppo.last_step(args) == 1536
     assert trainer.update == 6
-    meta = json.loads(
-        (tmp_path / "kill" / "checkpoints" / "step_0000001536" / "meta.json").read_text()
-    )
-    assert meta["step"] == 1536
+    last = tmp_path / "kill" / "checkpoints" / "step_0000001536"
+    assert json.loads((last / "meta.json").read_text())["step"] == 1536
+    # the last evaluation ran as a Ray task, and was booked before the last checkpoint
+    rows = (tmp_path / "kill" / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith("6,1536,")
+    best = json.loads((tmp_path / "kill" / "checkpoints" / "best" / "meta.json").read_text())
+    assert best["step"] == 1536
     assert "rollout actor 1 died" in capsys.readouterr().out
+
+
+def test_a_run_with_workers_resumes_with_its_actors_generators(local_ray, tmp_path):
+    sets = [f"runs_dir={tmp_path}", "run_name=res", *GOLDEN, "workers=2", "exploiter_every=0"]
+    sets += ["teacher=", "eval_every=0", "overlap=false"]
+    ppo.Trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
+    saved = load_trainer_state(tmp_path / "res" / "checkpoints" / "step_0000000512")["workers"]
+    resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
+    assert resumed.global_step == 512 and len(resumed.rollout.saved) == 2
+    assert [a["np_rng"] for a in resumed.rollout.saved] == [json.loads(a["np_rng"]) for a in saved]
+    resumed.train()
+    assert resumed.global_step == 1024 and resumed.update == 4
 
 
 def test_more_workers_than_cpus_is_refused_and_writes_nothing(local_ray, tmp_path):

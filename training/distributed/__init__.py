@@ -14,6 +14,7 @@ module              role
 ``league_sync``     league members as plain data, changes as deltas, results merged
 ``rollouts``        :class:`RolloutWorker` (the actor) and :class:`RemoteRollouts` (the
                     driver's side: weights through the object store, overlap, restarts)
+``evaluation``      periodic evaluations as Ray tasks (:class:`RemoteEvaluations`)
 ==================  ======================================================================
 
 The actors run the very :class:`~liars_train.ppo.rollout.Rollout` of the in-process
@@ -24,6 +25,7 @@ log-probabilities PPO's ratio is taken against.
 """
 
 from liars_train.distributed.cluster import EXTRA, connect, require_ray
+from liars_train.distributed.evaluation import RemoteEvaluations, evaluate_weights
 from liars_train.distributed.league_sync import Delta, LeagueMirror, apply_delta, merge_results
 from liars_train.distributed.rollouts import RemoteRollouts, RolloutWorker, actor_seed, shares
 
@@ -31,11 +33,13 @@ __all__ = [
     "EXTRA",
     "Delta",
     "LeagueMirror",
+    "RemoteEvaluations",
     "RemoteRollouts",
     "RolloutWorker",
     "actor_seed",
     "apply_delta",
     "connect",
+    "evaluate_weights",
     "merge_results",
     "require_ray",
     "shares",

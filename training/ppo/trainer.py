@@ -130,6 +130,11 @@ class Trainer:
             from liars_train.distributed import RemoteRollouts
 
             self.rollout = RemoteRollouts(args, self.league, self.generator, self.device)
+        self.evaluations = None
+        if args.workers and args.overlap:  # beside training (without overlap: in order)
+            from liars_train.distributed import RemoteEvaluations
+
+            self.evaluations = RemoteEvaluations(args)
         if resume:
             self._restore()
         elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
@@ -201,7 +206,13 @@ class Trainer:
             # evaluate: win rates against the bots (and the best checkpoint)
             last = run.update == self.num_updates
             if args.eval_every and run.update % args.eval_every == 0 or last:
-                latest_eval = self._periodic_eval(writer)
+                if self.evaluations is None:
+                    latest_eval = self._periodic_eval(writer)
+                else:  # a Ray task, booked when done (all of them by the last checkpoint)
+                    self.evaluations.submit(self.policy, run.update, run.global_step)
+            for done in self.evaluations.done(wait=last) if self.evaluations else []:
+                latest_eval = self._book_eval(writer, done.results, done.update, done.step)
+                self._best_checkpoint(done.results, done.weights, done.update, done.step)
             # checkpoint: everything --resume needs
             if run.update % args.checkpoint_every == 0 or last:
                 self._checkpoint()
@@ -282,11 +293,8 @@ class Trainer:
     def _periodic_eval(self, writer) -> str:
         """Win rates against ``eval_opponents``, the league's table; the ``best`` checkpoint."""
         args, run = self.args, self.counters
-        row: dict[str, Any] = {"update": run.update, "step": run.global_step}
-        parts = []
-        rates = []
-        for opponent in args.eval_opponents:
-            result = evaluate_policy(
+        results = [
+            evaluate_policy(
                 self.policy,
                 self.rules,
                 opponent,
@@ -295,23 +303,43 @@ class Trainer:
                 device=args.device,
                 threads=self.threads,
             )
-            rates.append(result["win_rate"])
+            for opponent in args.eval_opponents
+        ]
+        line = self._book_eval(writer, results, run.update, run.global_step)
+        rates = [r["win_rate"] for r in results]
+        if rates and float(np.mean(rates)) > run.best_win_rate:
+            run.best_win_rate = float(np.mean(rates))
+            self._checkpoint(name="best")
+        return line
+
+    def _book_eval(self, writer, results: list[dict], update: int, step: int) -> str:
+        """Logs an evaluation of update ``update`` and the league's table; a line for the bar."""
+        row: dict[str, Any] = {"update": update, "step": step}
+        parts = []
+        for opponent, result in zip(self.args.eval_opponents, results, strict=True):
             row[f"win_rate_vs_{opponent}"] = result["win_rate"]
             row[f"ci95_lo_vs_{opponent}"], row[f"ci95_hi_vs_{opponent}"] = result["ci95"]
-            writer.add_scalar(f"eval/win_rate_vs_{opponent}", result["win_rate"], run.global_step)
+            writer.add_scalar(f"eval/win_rate_vs_{opponent}", result["win_rate"], step)
             parts.append(f"vs {opponent}: {result['win_rate']:.3f}")
         for member in self.league.table():
             name = member["name"]
             row[f"league_win_rate_vs_{name}"] = member["win_rate"]
             row[f"league_weight_{name}"] = member["weight"]
-            writer.add_scalar(f"league/win_rate_vs_{name}", member["win_rate"], run.global_step)
-            writer.add_scalar(f"league/weight_{name}", member["weight"], run.global_step)
-        run.history.append(row)
-        write_metrics(self.run_dir / "metrics.csv", run.history)
-        if rates and float(np.mean(rates)) > run.best_win_rate:
-            run.best_win_rate = float(np.mean(rates))
-            self._checkpoint(name="best")
+            writer.add_scalar(f"league/win_rate_vs_{name}", member["win_rate"], step)
+            writer.add_scalar(f"league/weight_{name}", member["weight"], step)
+        self.counters.history.append(row)
+        write_metrics(self.run_dir / "metrics.csv", self.counters.history)
         return " ".join(parts)
+
+    def _best_checkpoint(self, results: list[dict], weights: dict, update: int, step: int):
+        """Writes ``best`` with the weights an evaluation (a Ray task's) measured, if best."""
+        rates = [r["win_rate"] for r in results]
+        if not rates or float(np.mean(rates)) <= self.counters.best_win_rate:
+            return
+        self.counters.best_win_rate = float(np.mean(rates))
+        measured = frozen_copy(self.policy)
+        measured.load_state_dict(weights)
+        self._checkpoint(name="best", policy=measured, step=step, update=update)
 
     def plot_learning_curve(self) -> Path | None:
         """Writes ``learning_curve.png``: win rate vs the eval opponents over training."""
@@ -360,14 +388,24 @@ class Trainer:
             states["workers"] = [{**a, "np_rng": json.dumps(a["np_rng"])} for a in actors]
         return states
 
-    def _checkpoint(self, name: str | None = None) -> Path:
-        """Saves the network and everything ``--resume`` needs (``best`` or ``step_N``)."""
+    def _checkpoint(
+        self,
+        name: str | None = None,
+        policy: PolicyNet | None = None,
+        step: int | None = None,
+        update: int | None = None,
+    ) -> Path:
+        """Saves the network and everything ``--resume`` needs (``best`` or ``step_N``).
+
+        ``policy``, ``step`` and ``update``: an evaluated network of an earlier update
+        (a ``best`` from a Ray task); by default the learner of now.
+        """
         run = self.counters
         meta = build_meta(
             self.rules,
             self.shape,
-            step=run.global_step,
-            update=run.update,
+            step=run.global_step if step is None else step,
+            update=run.update if update is None else update,
             seed=self.args.seed,
             run_name=self.args.run_name,
             best_win_rate=run.best_win_rate,
@@ -376,8 +414,9 @@ class Trainer:
         state = checkpoints.trainer_state(
             run, self.optimizer, self.league, self._generator_states(), self.magnet_net
         )
+        policy = self.policy if policy is None else policy
         return save_run_checkpoint(
-            self.ckpt_dir, name, self.policy, meta, state, keep=self.args.keep_checkpoints
+            self.ckpt_dir, name, policy, meta, state, keep=self.args.keep_checkpoints
         )
 
     def _restore(self) -> None:
