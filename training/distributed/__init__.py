@@ -15,6 +15,7 @@ module              role
 ``rollouts``        :class:`RolloutWorker` (the actor) and :class:`RemoteRollouts` (the
                     driver's side: weights through the object store, overlap, restarts)
 ``evaluation``      periodic evaluations as Ray tasks (:class:`RemoteEvaluations`)
+``exploiters``      an exploiter training in its own actor (:class:`RemoteExploiter`)
 ==================  ======================================================================
 
 The actors run the very :class:`~liars_train.ppo.rollout.Rollout` of the in-process
@@ -26,14 +27,17 @@ log-probabilities PPO's ratio is taken against.
 
 from liars_train.distributed.cluster import EXTRA, connect, require_ray
 from liars_train.distributed.evaluation import RemoteEvaluations, evaluate_weights
+from liars_train.distributed.exploiters import ExploiterWorker, RemoteExploiter
 from liars_train.distributed.league_sync import Delta, LeagueMirror, apply_delta, merge_results
 from liars_train.distributed.rollouts import RemoteRollouts, RolloutWorker, actor_seed, shares
 
 __all__ = [
     "EXTRA",
+    "ExploiterWorker",
     "Delta",
     "LeagueMirror",
     "RemoteEvaluations",
+    "RemoteExploiter",
     "RemoteRollouts",
     "RolloutWorker",
     "actor_seed",

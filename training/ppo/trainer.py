@@ -130,11 +130,12 @@ class Trainer:
             from liars_train.distributed import RemoteRollouts
 
             self.rollout = RemoteRollouts(args, self.league, self.generator, self.device)
-        self.evaluations = None
+        self.evaluations = self.exploiter = None
         if args.workers and args.overlap:  # beside training (without overlap: in order)
-            from liars_train.distributed import RemoteEvaluations
+            from liars_train.distributed import RemoteEvaluations, RemoteExploiter
 
             self.evaluations = RemoteEvaluations(args)
+            self.exploiter = RemoteExploiter(args) if args.exploiter_every else None
         if resume:
             self._restore()
         elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
@@ -170,6 +171,8 @@ class Trainer:
         try:
             self._loop(writer, bar)
         finally:  # Ctrl-C too: the actors stop, the last checkpoint stays resumable
+            if self.exploiter is not None:
+                self.exploiter.close()
             self.rollout.close()
             bar.close()
             writer.close()
@@ -201,6 +204,7 @@ class Trainer:
                 self.league.add(Member(name, "snapshot", net=frozen_copy(self.policy)))
             sps = (run.global_step - start_step) / (time.perf_counter() - start_time)
             self._log_training(writer, stats, sps)
+            # exploiters: trained here, or beside the run on Ray, and joining if they win
             if args.exploiter_every and run.update % args.exploiter_every == 0:
                 self._train_exploiter(writer)
             # evaluate: win rates against the bots (and the best checkpoint)
@@ -210,9 +214,7 @@ class Trainer:
                     latest_eval = self._periodic_eval(writer)
                 else:  # a Ray task, booked when done (all of them by the last checkpoint)
                     self.evaluations.submit(self.policy, run.update, run.global_step)
-            for done in self.evaluations.done(wait=last) if self.evaluations else []:
-                latest_eval = self._book_eval(writer, done.results, done.update, done.step)
-                self._best_checkpoint(done.results, done.weights, done.update, done.step)
+            latest_eval = self._book_background(writer, wait=last) or latest_eval
             # checkpoint: everything --resume needs
             if run.update % args.checkpoint_every == 0 or last:
                 self._checkpoint()
@@ -250,12 +252,32 @@ class Trainer:
         """
         run = self.counters
         k = run.exploiters
+        if self.exploiter is not None:  # its own Ray actor; booked by _book_background
+            if not self.exploiter.busy:
+                run.exploiters += 1
+                self.exploiter.start(k, self.policy, run.global_step)
+                tqdm_write(f"exploiter {k}: training beside the main run")
+            return {}
         run.exploiters += 1
         done = train_exploiter(
             self.args, k, self.policy, run.global_step, self.device, self.threads
         )
         self._exploiter_done(writer, done)
         return done.match
+
+    def _book_background(self, writer, wait: bool = False) -> str:
+        """Books the Ray tasks that finished: evaluations, an exploiter (``wait``: all evaluations).
+
+        Returns:
+            The last evaluation's line for the progress bar (empty if none finished).
+        """
+        line = ""
+        for done in self.evaluations.done(wait) if self.evaluations else []:
+            line = self._book_eval(writer, done.results, done.update, done.step)
+            self._best_checkpoint(done.results, done.weights, done.update, done.step)
+        for done in self.exploiter.done(self.policy) if self.exploiter else []:
+            self._exploiter_done(writer, done)
+        return line
 
     def _exploiter_done(self, writer, done) -> None:
         """Books a trained exploiter: it joins the league if promoted; logs the match."""
