@@ -20,10 +20,12 @@ module              role
                     checks, :func:`updates_of`, :func:`last_step`, :func:`game_rules`
 ``loss``            :func:`ppo_loss`, the schedules, the EMA magnet (:func:`follow_ema`)
 ``rollout``         :class:`Rollout` collects a :class:`Batch` against the league (the
-                    opponents' moves, results, dice shaping)
+                    opponents' moves, results, dice shaping); the run's league
 ``update``          GAE and the minibatch epochs (:func:`ppo_update`)
 ``exploiters``      :func:`best_response_args` (shared with ``liars-exploit``), the
                     exploiters' settings and promotion match
+``evaluate``        periodic win rates against the bots, their ``metrics.csv`` rows, the
+                    final table
 ``checkpoints``     the trainer's state in a checkpoint, its restore, the league's re-sync
 ``trainer``         :class:`Trainer`: collect → update → league → evaluate → checkpoint;
                     :func:`train_exploiter` (a Trainer inside the Trainer)

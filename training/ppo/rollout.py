@@ -13,11 +13,52 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
-from liars_env.agents.policy import PolicyNet, sample_actions
+from liars_env.agents.policy import CheckpointError, PolicyNet, sample_actions
 from liars_env.batched import BatchedEnv
-from liars_train.league import League
+from liars_train.league import League, Member, member_from_spec
+from liars_train.ppo.settings import Args
+
+
+def league_for(
+    args: Args,
+    env: BatchedEnv,
+    rng: np.random.Generator,
+    generator: torch.Generator,
+    opponents: list[Member] | None = None,
+) -> League:
+    """The league of a run's settings on ``env``: ``league``'s members, then ``opponents``.
+
+    Every game slot gets its first opponent. A ``checkpoint:`` entry of ``eval_opponents``
+    is loaded once here, so that a bad one fails now, not hours later.
+
+    Raises:
+        CheckpointError: a checkpoint member or evaluation opponent that does not load.
+    """
+    league = League(
+        env,
+        rng,
+        generator,
+        args.self_play,
+        args.pfsp_power,
+        args.pool_size,
+        seed=args.seed,
+        group_shares=args.group_shares,
+    )
+    for spec in args.league:
+        league.add(member_from_spec(spec, env.rules, env.device))
+    for spec in args.eval_opponents:
+        if spec.startswith("checkpoint:") and spec not in args.league:
+            try:
+                member_from_spec(spec, env.rules, env.device)
+            except CheckpointError as exc:
+                raise CheckpointError(f"eval_opponents: {exc}") from None
+    for member in opponents or []:
+        league.add(member)
+    league.assign(np.arange(env.num_envs))
+    return league
 
 
 @dataclass

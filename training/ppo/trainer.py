@@ -23,21 +23,18 @@ import torch
 
 from liars_env.agents.batched import make_batched_bot
 from liars_env.agents.policy import (
-    CheckpointError,
     NetworkShape,
     PolicyNet,
     build_meta,
-    load_policy,
 )
 from liars_env.batched import BatchedEnv
 from liars_env.batched.threads import using_threads
 from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
-from liars_train.evaluation.policy_eval import bot_table, evaluate_policy
-from liars_train.league import League, Member, frozen_copy, member_from_spec
-from liars_train.ppo import checkpoints
+from liars_train.league import Member, frozen_copy
+from liars_train.ppo import checkpoints, evaluate
 from liars_train.ppo.exploiters import ExploiterResult, exploiter_args, judge_exploiter
 from liars_train.ppo.loss import entropy_weight, linear_schedule, magnet_weight
-from liars_train.ppo.rollout import Batch, Rollout
+from liars_train.ppo.rollout import Batch, Rollout, league_for
 from liars_train.ppo.settings import Args, game_rules, updates_of
 from liars_train.ppo.update import ppo_update
 from liars_train.reports import plot_learning_curve, progress_bar, tqdm_write, write_metrics
@@ -96,30 +93,10 @@ class Trainer:
         )
         self.np_rng = np.random.default_rng(args.seed)
         self.generator = torch.Generator(device=self.device).manual_seed(args.seed)
-        self.league = League(
-            self.env,
-            self.np_rng,
-            self.generator,
-            args.self_play,
-            args.pfsp_power,
-            args.pool_size,
-            seed=args.seed,
-            group_shares=args.group_shares,
-        )
         self.teacher = (
             make_batched_bot(self.env, args.teacher, seed=args.seed + 7) if args.teacher else None
         )
-        for spec in args.league:
-            self.league.add(member_from_spec(spec, self.rules, self.device))
-        for spec in args.eval_opponents:  # a bad checkpoint fails now, not hours later
-            if spec.startswith("checkpoint:") and spec not in args.league:
-                try:
-                    member_from_spec(spec, self.rules, self.device)
-                except CheckpointError as exc:
-                    raise CheckpointError(f"eval_opponents: {exc}") from None
-        for member in opponents or []:
-            self.league.add(member)
-        self.league.assign(np.arange(args.num_envs))
+        self.league = league_for(args, self.env, self.np_rng, self.generator, opponents)
         self.rollout = Rollout(
             self.env, self.league, self.generator, args.dice_shaping, self.teacher
         )
@@ -314,19 +291,8 @@ class Trainer:
 
     def _periodic_eval(self, writer) -> str:
         """Win rates against ``eval_opponents``, the league's table; the ``best`` checkpoint."""
-        args, run = self.args, self.counters
-        results = [
-            evaluate_policy(
-                self.policy,
-                self.rules,
-                opponent,
-                args.eval_games,
-                seed=10_000 + run.update,
-                device=args.device,
-                threads=self.threads,
-            )
-            for opponent in args.eval_opponents
-        ]
+        run = self.counters
+        results = evaluate.win_rates(self.policy, self.rules, self.args, run.update, self.threads)
         line = self._book_eval(writer, results, run.update, run.global_step)
         rates = [r["win_rate"] for r in results]
         if rates and float(np.mean(rates)) > run.best_win_rate:
@@ -336,22 +302,10 @@ class Trainer:
 
     def _book_eval(self, writer, results: list[dict], update: int, step: int) -> str:
         """Logs an evaluation of update ``update`` and the league's table; a line for the bar."""
-        row: dict[str, Any] = {"update": update, "step": step}
-        parts = []
-        for opponent, result in zip(self.args.eval_opponents, results, strict=True):
-            row[f"win_rate_vs_{opponent}"] = result["win_rate"]
-            row[f"ci95_lo_vs_{opponent}"], row[f"ci95_hi_vs_{opponent}"] = result["ci95"]
-            writer.add_scalar(f"eval/win_rate_vs_{opponent}", result["win_rate"], step)
-            parts.append(f"vs {opponent}: {result['win_rate']:.3f}")
-        for member in self.league.table():
-            name = member["name"]
-            row[f"league_win_rate_vs_{name}"] = member["win_rate"]
-            row[f"league_weight_{name}"] = member["weight"]
-            writer.add_scalar(f"league/win_rate_vs_{name}", member["win_rate"], step)
-            writer.add_scalar(f"league/weight_{name}", member["weight"], step)
+        row, line = evaluate.eval_row(writer, results, self.args, self.league, update, step)
         self.counters.history.append(row)
         write_metrics(self.run_dir / "metrics.csv", self.counters.history)
-        return " ".join(parts)
+        return line
 
     def _best_checkpoint(self, results: list[dict], weights: dict, update: int, step: int):
         """Writes ``best`` with the weights an evaluation (a Ray task's) measured, if best."""
@@ -375,22 +329,9 @@ class Trainer:
 
     def final_evaluation(self) -> dict[str, Any]:
         """Plays the final table: the new policy (and a shipped one) vs each bot."""
-        args = self.args
-        if args.final_eval_games <= 0:
-            return {"rules": self.rules.to_dict(), "rows": []}
-        players = {"new policy": self.policy}
-        if args.compare_checkpoint:
-            try:
-                players["shipped " + args.compare_checkpoint], _ = load_policy(
-                    args.compare_checkpoint, self.rules, device=self.device
-                )
-            except CheckpointError as exc:
-                print(f"(not comparing with {args.compare_checkpoint}: {exc})")
-        table = bot_table(
-            players, self.rules, args.final_eval_games, device=args.device, threads=self.threads
+        return evaluate.final_table(
+            self.policy, self.rules, self.args, self.run_dir, self.device, self.threads
         )
-        (self.run_dir / "final_eval.json").write_text(json.dumps(table, indent=2))
-        return table
 
     # -------------------------------------------------------------- start, checkpoints
     def _generator_states(self) -> dict[str, Any]:
