@@ -260,6 +260,14 @@ class RemoteRollouts:
         out["actor_restarts"] = float(self.restarts)
         return out
 
+    def describe(self) -> str:
+        """Each actor's share of the games and its decisions/s, for the progress bar."""
+        if not self.rates:
+            return f"actors: {'+'.join(map(str, self.shares))} games"
+        pairs = zip(self.shares, self.rates, strict=True)
+        rates = " ".join(f"{g}g {r / 1000:.1f}k/s" for g, r in pairs)
+        return f"actors: {rates}" + (f" ({self.restarts} restarts)" if self.restarts else "")
+
     def states(self) -> list[dict[str, Any] | None]:
         """Every actor's generator states (waits for a collection in flight).
 

@@ -243,6 +243,10 @@ class Rollout:
         """Figures for TensorBoard beside the update's (none in this process)."""
         return {}
 
+    def describe(self) -> str:
+        """A note for the progress bar (none in this process)."""
+        return ""
+
     def close(self) -> None:
         """Nothing to stop in this process (the Ray rollouts stop their actors)."""
 

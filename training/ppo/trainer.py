@@ -195,7 +195,8 @@ class Trainer:
             # checkpoint: everything --resume needs
             if run.update % args.checkpoint_every == 0 or last:
                 self._checkpoint()
-            bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}".strip(), refresh=False)
+            parts = (f"{sps:,.0f} steps/s", self.rollout.describe(), latest_eval)
+            bar.set_postfix_str(" ".join(p for p in parts if p), refresh=False)
             bar.update(batch.size)
 
     # -------------------------------------------------------------- the roles
