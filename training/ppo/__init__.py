@@ -9,7 +9,7 @@ only legal actions.
 
 Run ``liars-train --config configs/quickstart.yaml`` (``--set key=value`` overrides a
 field, ``--resume RUN`` continues a run after a crash; the command is
-:mod:`liars_train.train`). Everything lands in ``runs/<run_name>/``: TensorBoard events,
+``liars_train.train``). Everything lands in ``runs/<run_name>/``: TensorBoard events,
 ``metrics.csv``, checkpoints (``last`` few and ``best``), the learning curve PNG and the
 final evaluation JSON.
 
