@@ -75,10 +75,13 @@ def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tm
     assert "rollout actor 1 died" in capsys.readouterr().out
 
 
-def test_a_run_with_workers_resumes_with_its_actors_generators(local_ray, tmp_path):
+def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local_ray, tmp_path):
     sets = [f"runs_dir={tmp_path}", "run_name=res", *GOLDEN, "workers=2", "exploiter_every=0"]
     sets += ["teacher=", "eval_every=0", "overlap=false"]
     ppo.Trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
+    again = [*sets, "total_steps=512", "run_name=again"]
+    ppo.Trainer(ppo.load_args(None, again)).train()  # a fixed N and seed repeat their run
+    assert checkpoint_hashes(tmp_path / "res") == checkpoint_hashes(tmp_path / "again")
     saved = load_trainer_state(tmp_path / "res" / "checkpoints" / "step_0000000512")["workers"]
     resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
     assert resumed.global_step == 512 and len(resumed.rollout.saved) == 2
