@@ -21,7 +21,7 @@ Conventions:
 
 * Seats are relabelled by role: role 0 opens the round, role 1 responds. Every rule is
   the same for both seats with two players, so a round state needs no seat.
-* The first opener of a real game is a uniformly random seat (``shared/RULES.md``). The
+* The first opener of a real game is a uniformly random seat (``docs/rules.md``). The
   reported ``Solution.value`` is the expected return of the player who opens the
   first round; the other player gets its negative, and a seat's value before the
   opener is drawn is 0. Under ``first_opener="player_0"`` (the ``openspiel_liars_dice``
