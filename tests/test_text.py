@@ -1,0 +1,215 @@
+"""The text protocol: prompts, the reader of replies, and the llm: agent against a local server."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+from liars_env.agents import make_agent
+from liars_env.observation import view_of
+from liars_env.rules import PRESET_PLAYERS, PRESETS
+from liars_env.text import MoveError, move_text, prompt_text, read_move
+from liars_env.text.parse import rules_from_text, view_from_text
+from liars_env.text.view import position_text, rules_text
+
+pytest.importorskip("openai")
+
+from liars_env.play.bot_server import BotServer  # noqa: E402
+
+
+def _rules(name: str, players: int | None = None) -> RuleSet:
+    lo, _ = PRESET_PLAYERS.get(name, (3, 8))
+    return RuleSet.preset(name, num_players=players or lo)
+
+
+def _positions(rules: RuleSet, games: int = 2, seed: int = 0):
+    """(game, state, view) at every decision of a few random games."""
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(seed)
+    for _ in range(games):
+        state = game.new_game(rng)
+        while not state.is_over:
+            view = view_of(game, layout, state)
+            yield game, state, view
+            legal = view.legal_actions
+            # mostly raise a little, sometimes call: long enough rounds, many rounds
+            calls = legal[legal >= game.codec.num_bids]
+            action = (
+                calls[0]
+                if len(calls) and rng.random() < 0.3
+                else legal[rng.integers(min(3, len(legal)))]
+            )
+            game.apply(state, int(action), rng)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_legal_action_reads_back_to_itself(preset):
+    rules = _rules(preset)
+    seen = 0
+    for _, _, view in _positions(rules, games=1):
+        for action in view.legal_actions:
+            assert read_move(move_text(view.codec, int(action)), view) == action
+            seen += 1
+    assert seen > 20
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_prompt_reads_back_to_the_view(preset):
+    rules = _rules(preset)
+    assert rules_from_text(rules_text(rules)).to_dict() == rules.to_dict() or preset in ()
+    for _, _, view in _positions(rules, games=1, seed=3):
+        back = view_from_text(prompt_text(view))
+        assert (back.seat, back.dice, back.dice_left, back.bids, back.opener, back.palifico) == (
+            view.seat,
+            tuple(sorted(view.dice)),
+            view.dice_left,
+            view.bids,
+            view.opener,
+            view.palifico,
+        )
+        assert (back.mask == view.mask).all()
+
+
+def test_view_never_shows_other_seats_unrevealed_dice():
+    for preset in ("perudo", "sanford", "individual_hand", "common_hand_spot_on"):
+        rules = _rules(preset, 4 if preset != "sanford" else 3)
+        for _, state, view in _positions(rules, games=1, seed=5):
+            text = position_text(view)
+            body = text.split("\nLast round:")[0]  # the reveal shows last round's dice
+            own = " ".join(map(str, sorted(state.dice[view.seat])))
+            assert f"Your dice: {own or '(none)'}" in body
+            assert re.findall(r"Your dice: ", body) == ["Your dice: "]
+            # the only run of faces in the body is the seat's own hand
+            hands = re.findall(r"^Your dice: (.*)$", body, re.M)
+            assert hands == [own or "(none)"]
+            assert "Dice shown" not in body
+            # the reveal line only names dice of the round that is over
+            reveal = state.last_reveal
+            if reveal is not None:
+                for seat, hand in reveal["shown"]:
+                    assert f"player {seat}: {' '.join(map(str, sorted(hand)))}" in text
+
+
+@pytest.fixture(scope="module")
+def perudo_view():
+    rules = RuleSet.preset("perudo_calza", num_players=3)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(0)
+    state = game.new_game(
+        rng, dice=[[1, 2, 3, 4, 6], [1, 2, 2, 5, 6], [2, 3, 4, 5, 6]], first_player=0
+    )
+    game.apply(state, game.codec.encode_bid(4, 2), rng)
+    return view_of(game, layout, state)
+
+
+@pytest.mark.parametrize(
+    "reply, move",
+    [
+        ("5x2", (5, 2)),
+        ("[Bid: 5, 3]", (5, 3)),
+        ("bid 5 3", (5, 3)),
+        ("Bid: 6, 4", (6, 4)),
+        ("5 threes", (5, 3)),
+        ("five 3s", (5, 3)),
+        ("4 × 3", (4, 3)),
+        ("I think so.\nFinal answer: 4x5", (4, 5)),
+        ("Reasoning... 3x4 is low.\n**Final Answer:** [Bid: 7, 6]", (7, 6)),
+        ("Let me see.\nFinal answer: I bid 2x1.", (2, 1)),
+        ("Thinking about it\n[Bid: 4, 4]\nthat is my move", (4, 4)),
+        ("call", "call"),
+        ("Liar!", "call"),
+        ("DUDO", "call"),
+        ("[Call]", "call"),
+        ("Final answer: call", "call"),
+        ("exact", "exact"),
+        ("Calza", "exact"),
+        ("spot on", "exact"),
+    ],
+)
+def test_reader_accepts_the_common_forms(perudo_view, reply, move):
+    codec = perudo_view.codec
+    expected = (
+        {"call": codec.challenge, "exact": codec.exact}.get(move)
+        if isinstance(move, str)
+        else codec.encode_bid(*move)
+    )
+    assert read_move(reply, perudo_view) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, why",
+    [
+        ("", "empty"),
+        ("hello there", "no move found"),
+        ("3x2", "is not legal now: the last bid is 4x2; raise"),
+        ("1x1", "conversion to ones needs at least ceil(4/2) = 2"),
+        ("Final answer: maybe later", "the final answer 'maybe later' is not a move"),
+        ("99x3", "quantities run from 1 to 15"),
+    ],
+)
+def test_bad_replies_say_why_and_list_the_legal_moves(perudo_view, reply, why):
+    with pytest.raises(MoveError) as info:
+        read_move(reply, perudo_view)
+    assert why in str(info.value)
+    assert "Legal moves: call; exact; bids 5x2 to 15x2, 4x3 to 15x3" in str(info.value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=300)
+    | st.from_regex(r"(?i)(final answer: )?\[?(bid:? )?\d{1,4}[ ,x×]\d{1,3}\]?", fullmatch=True)
+)
+def test_fuzzed_replies_never_crash_the_reader(perudo_view, reply):
+    try:
+        action = read_move(reply, perudo_view)
+    except MoveError as exc:
+        assert "Legal moves:" in str(exc)
+    else:
+        assert perudo_view.mask[action]
+
+
+# ----------------------------------------------------------------- the llm: agent, over HTTP
+def _play_through_server(
+    rules: RuleSet, bot: str, llm_seats, seed: int, server: BotServer, **settings
+):
+    """Plays one game, ``llm_seats`` through the server, the rest in-process; checks moves."""
+    query = "&".join([f"base_url={server.base_url}", *(f"{k}={v}" for k, v in settings.items())])
+    agent = make_agent(f"llm:{bot}?{query}", rules)
+    reference = make_agent(bot, rules, seed=0)  # the server's twin: same spec, same seed
+    others = make_agent(bot, rules, seed=1)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(seed)
+    state = game.new_game(rng)
+    asked = 0
+    while not state.is_over:
+        view = view_of(game, layout, state)
+        if state.current_player in llm_seats:
+            action = agent.act(view)
+            assert action == reference.act(view)
+            asked += 1
+        else:
+            action = others.act(view)
+        game.apply(state, action, rng)
+    return agent, asked
+
+
+@pytest.mark.parametrize(
+    "preset, players, bot, style",
+    [
+        ("perudo", 2, "belief", "final"),
+        ("perudo_calza", 3, "cautious", "textarena"),
+        ("perudo_palifico", 4, "belief", "canonical"),
+        ("sanford_wild", 5, "cautious", "final"),
+        ("common_hand_spot_on", 3, "cautious", "final"),
+    ],
+)
+def test_games_through_the_http_agent_play_exactly_the_bots_moves(preset, players, bot, style):
+    rules = RuleSet.preset(preset, num_players=players, dice_per_player=2)
+    with BotServer(style=style) as server:
+        agent, asked = _play_through_server(rules, bot, {0, players - 1}, 11, server)
+    assert asked > 0 and agent.usage["fallbacks"] == 0 and agent.usage["requests"] == asked
