@@ -213,3 +213,101 @@ def test_games_through_the_http_agent_play_exactly_the_bots_moves(preset, player
     with BotServer(style=style) as server:
         agent, asked = _play_through_server(rules, bot, {0, players - 1}, 11, server)
     assert asked > 0 and agent.usage["fallbacks"] == 0 and agent.usage["requests"] == asked
+
+
+def _one_decision(server: BotServer, **settings):
+    rules = RuleSet.preset("perudo", num_players=3)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(2)
+    state = game.new_game(rng, first_player=1)
+    game.apply(state, game.codec.encode_bid(3, 4), rng)
+    view = view_of(game, layout, state)
+    query = "&".join([f"base_url={server.base_url}", *(f"{k}={v}" for k, v in settings.items())])
+    agent = make_agent(f"llm:belief?{query}", rules)
+    return agent, view, agent.act(view), agent.take_transcript()
+
+
+@pytest.mark.parametrize(
+    "mode, bad, settings, fallback, message",
+    [
+        (
+            "junk",
+            None,
+            {"retries": 1},
+            True,
+            "no move found in the reply 'I would rather not say.'",
+        ),
+        ("illegal", None, {"retries": 2}, True, "is not legal now"),
+        ("illegal_once", None, {"retries": 1}, False, "is not legal now"),
+        (
+            "slow",
+            None,
+            {"timeout": 0.2, "backoff": 1, "backoff_base": 0.01},
+            True,
+            "APITimeoutError",
+        ),
+        ("429", 2, {"backoff": 3, "backoff_base": 0.01}, False, None),
+        ("500", 2, {"backoff": 3, "backoff_base": 0.01}, False, None),
+        ("429", None, {"backoff": 2, "backoff_base": 0.01}, True, "HTTP 429"),
+        ("500", None, {"backoff": 1, "backoff_base": 0.01}, True, "HTTP 500"),
+        ("truncated", None, {"backoff": 1, "backoff_base": 0.01}, True, "request failed"),
+        ("truncated", 1, {"backoff": 1, "backoff_base": 0.01}, False, None),
+        ("drop", None, {"backoff": 1, "backoff_base": 0.01}, True, "APIConnectionError"),
+        ("drop", 1, {"backoff": 2, "backoff_base": 0.01}, False, None),
+    ],
+)
+def test_misbehaving_servers_get_the_documented_behaviour(mode, bad, settings, fallback, message):
+    with BotServer(mode=mode, bad_requests=bad, delay=1.0) as server:
+        agent, view, action, records = _one_decision(server, **settings)
+        proper = [a for _, a in server.answered]
+    assert view.mask[action]
+    assert (agent.usage["fallbacks"] == 1) is fallback
+    if fallback:
+        assert action == view.codec.challenge  # the documented fallback: call the bid
+        assert records[-1]["fallback"] == "call" and "Legal moves:" in records[-1]["legal"]
+    else:
+        assert action == proper[-1]
+        assert records[-1]["move"] == move_text(view.codec, action)
+    if message is not None:
+        assert any(message in r.get("error", "") for r in records), records
+    assert all("api_key" not in str(r).lower() for r in records)
+
+
+@pytest.mark.parametrize("mode", ["ok", "illegal", "drop"])
+def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
+    from liars_env.play.web.recording import load_replay
+    from liars_env.play.web.session import replay_json
+    from liars_train.evaluation.tournament import evaluate
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2)
+    with BotServer(mode=mode) as server:
+        spec = f"llm:cautious?base_url={server.base_url}&retries=1&backoff=1&backoff_base=0.01"
+        result = evaluate(rules, [spec, "cautious"], games=2, progress=False, record=tmp_path)
+    usage = result.agents[0].text_usage
+    assert result.agents[1].text_usage is None
+    assert usage["decisions"] > 0
+    assert (usage["fallbacks"] == 0) is (mode == "ok")
+    if mode != "ok":
+        assert usage["fallbacks"] == usage["decisions"] and usage["fallback_rate"] == 1.0
+    assert "fallbacks" in str([c.header for c in result.table().columns])
+    files = sorted(tmp_path.glob("game_*.jsonl"))
+    assert len(files) == 2
+    moves = 0
+    for path in files:
+        replay = load_replay(path)  # whole: verified against the engine
+        data = replay_json(replay)
+        for frame in replay.frames[1:]:
+            seat_spec = replay.header["seats"][frame.line["seat"]]["spec"]
+            calls = frame.line.get("calls")
+            assert (calls is not None) is (seat_spec == spec)
+            if calls:
+                moves += 1
+                assert calls[0]["prompt"].startswith("Rules:")
+                if mode == "ok":
+                    assert calls[-1]["move"] == move_text(replay.game.codec, frame.line["action"])
+                else:
+                    assert calls[-1]["fallback"] == move_text(
+                        replay.game.codec, frame.line["action"]
+                    )
+        assert any(f["event"] and f["event"]["calls"] for f in data["frames"])
+    assert moves == usage["decisions"]

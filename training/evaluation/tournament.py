@@ -81,14 +81,21 @@ def play_games(
     seed: int,
     record: str | None = None,
     record_probabilities: bool = True,
-) -> list[tuple[int, list[int], int]]:
-    """Plays the given games; returns ``(game_index, place per agent, decisions)`` each.
+) -> list[tuple[int, list[int], int, list[dict | None]]]:
+    """Plays the given games; returns ``(game_index, place per agent, decisions, usage)``.
+
+    ``usage`` holds, per agent, what a text agent (``llm:``) spent in that game (its
+    :attr:`~liars_env.agents.llm.LLMAgent.usage` counts: requests, cached replies,
+    re-prompts, fallbacks, tokens), ``None`` for other agents.
 
     With ``record`` (a folder), each game is also written there as
     ``game_{index:06d}.jsonl`` (see :mod:`liars_env.play.web.recording`), by the process that
     played it; with ``record_probabilities`` (the default) each move also carries the
-    acting agent's action probabilities where it exposes them.
+    acting agent's action probabilities where it exposes them, and a text agent's requests
+    (prompt, reply, move read, tokens, latency).
     """
+    from liars_env.play.web.recording import agent_calls
+
     key = (rules, tuple(specs))
     if key not in _WORKER_CACHE:  # build agents once per process
         _WORKER_CACHE.clear()
@@ -106,13 +113,15 @@ def play_games(
         recorder = _recorder(game, specs, seats, seed, g, record_probabilities) if record else None
         with_probs = recorder is not None and record_probabilities
         decisions = 0
+        before = [dict(getattr(agent, "usage", None) or {}) for agent in agents]
         while not state.is_over:
             agent = agents[seats[state.current_player]]
             view = view_of(game, layout, state)
             probs = _probabilities(agent, view) if with_probs else None
             action = agent.act(view)
+            calls = agent_calls(agent)
             if recorder:
-                recorder.apply(state, action, rng, probs=probs)
+                recorder.apply(state, action, rng, probs=probs, calls=calls)
             else:
                 game.apply(state, action, rng)
             decisions += 1
@@ -123,8 +132,30 @@ def play_games(
         places = [0] * n
         for seat, agent_index in enumerate(seats):
             places[agent_index] = seat_places[seat]
-        records.append((g, places, decisions))
+        usage = [_usage_delta(a, b) for a, b in zip(agents, before, strict=True)]
+        records.append((g, places, decisions, usage))
     return records
+
+
+def _usage_delta(agent, before: dict) -> dict | None:
+    """What a text agent's usage counts grew by since ``before``; ``None`` for others."""
+    usage = getattr(agent, "usage", None)
+    if not isinstance(usage, dict):
+        return None
+    return {key: value - before.get(key, 0) for key, value in usage.items()}
+
+
+def _total_usage(records: Sequence[tuple], agent_index: int) -> dict | None:
+    """An agent's text-usage counts summed over games, with its fallback rate."""
+    rows = [r[3][agent_index] for r in records if len(r) > 3 and r[3][agent_index] is not None]
+    if not rows:
+        return None
+    total: dict = {}
+    for row in rows:
+        for key, value in row.items():
+            total[key] = total.get(key, 0) + value
+    total["fallback_rate"] = total.get("fallbacks", 0) / max(1, total.get("decisions", 0))
+    return total
 
 
 def _recorder(
@@ -172,6 +203,11 @@ class AgentResult:
     mean_place: float
     rating: float
     rating_sigma: float
+    text_usage: dict | None = None
+    """For a text agent (``llm:``), its counts summed over the games: ``decisions``,
+    ``requests``, ``cached``, ``reprompts``, ``request_retries``, ``failed_requests``,
+    ``fallbacks`` (moves it did not choose: see :mod:`liars_env.agents.llm`),
+    ``prompt_tokens``, ``completion_tokens`` and ``fallback_rate``; ``None`` for others."""
 
 
 @dataclass
@@ -201,10 +237,14 @@ class EvalResult:
             title=f"{self.games} games, {self.num_players} players, seed {self.seed}",
             title_justify="left",
         )
-        for column in ("agent", "games", "wins", "win rate", "95% CI", "mean place", "rating"):
+        columns = ["agent", "games", "wins", "win rate", "95% CI", "mean place", "rating"]
+        text = any(a.text_usage for a in self.agents)
+        if text:  # text agents: fallbacks beside the win rates, and what they cost
+            columns += ["fallbacks", "requests (cached)", "tokens in/out"]
+        for column in columns:
             table.add_column(column, justify="left" if column == "agent" else "right", no_wrap=True)
         for a in self.agents:
-            table.add_row(
+            row = [
                 a.name,
                 str(a.games),
                 str(a.wins),
@@ -212,7 +252,19 @@ class EvalResult:
                 f"[{a.ci95[0]:.3f}, {a.ci95[1]:.3f}]",
                 f"{a.mean_place:.2f}",
                 f"{a.rating:.1f} ± {a.rating_sigma:.1f}",
-            )
+            ]
+            if text:
+                u = a.text_usage
+                row += (
+                    [
+                        f"{u['fallbacks']}/{u['decisions']} ({100 * u['fallback_rate']:.1f}%)",
+                        f"{u['requests']} ({u['cached']})",
+                        f"{u['prompt_tokens']}/{u['completion_tokens']}",
+                    ]
+                    if u
+                    else ["", "", ""]
+                )
+            table.add_row(*row)
         return table
 
     def head_to_head_table(self):
@@ -319,7 +371,7 @@ def evaluate(
         Path(record).mkdir(parents=True, exist_ok=True)
         record = str(record)
     chunks = [list(range(i, min(i + CHUNK, games))) for i in range(0, games, CHUNK)]
-    records: list[tuple[int, list[int], int]] = []
+    records: list[tuple] = []
     start = time.perf_counter()
     bar = _Progress(progress, games)
     with bar as (update):
@@ -377,7 +429,7 @@ class _Progress:
 def summarize(
     rules: RuleSet,
     specs: Sequence[str],
-    records: Sequence[tuple[int, list[int], int]],
+    records: Sequence[tuple],
     seed: int,
     seconds: float = 0.0,
 ) -> EvalResult:
@@ -407,6 +459,7 @@ def summarize(
                 mean_place=float(places[:, i].mean()) if total else 0.0,
                 rating=float(ratings[i].mu),
                 rating_sigma=float(ratings[i].sigma),
+                text_usage=_total_usage(records, i),
             )
         )
     h2h: list[list[float | None]] = []
