@@ -311,3 +311,54 @@ def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
                     )
         assert any(f["event"] and f["event"]["calls"] for f in data["frames"])
     assert moves == usage["decisions"]
+
+
+# ----------------------------------------------------------------- exploitability, through text
+def test_liars_solve_exploit_through_the_text_path_equals_the_bots_own(tmp_path, capsys):
+    import json
+
+    from liars_train.tools.solve import main
+
+    with BotServer() as server:
+        spec = f"llm:cautious?base_url={server.base_url}&concurrency=4"
+        out = tmp_path / "solve.json"
+        argv = ["--rules", "perudo", "--rule", "dice_per_player=1", "--rule", "faces=3"]
+        assert main([*argv, "--exploit", spec, "--max-calls", "100"]) == 2
+        assert "over --max-calls 100" in capsys.readouterr().out
+        assert main([*argv, "--exploit", spec, "cautious", "--out", str(out)]) == 0
+        requests = len(server.requests)
+    printed = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    budget = result["budget"][spec]
+    assert f"{budget['information_sets']} information sets x 1 samples" in printed
+    assert budget["calls"] == requests == result["exploit"][spec]["queries"]
+    text, bot = result["exploit"][spec], result["exploit"]["cautious"]
+    assert text["exploitability"] == pytest.approx(bot["exploitability"], abs=1e-12)
+    assert text["best_response"] == pytest.approx(bot["best_response"], abs=1e-12)
+    assert text["sampled"]["std_error"] == 0.0 and text["sampled"]["usage"]["fallbacks"] == 0
+
+
+def test_sampled_exploitability_brackets_the_exact_value():
+    from liars_env.solver import exploit, exploit_sampled
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=3)
+    bot = make_agent("bold", rules, seed=3)  # bluffs: a stochastic policy
+    exact = exploit(bot, rules).exploitability
+    result = exploit_sampled(bot, rules, samples=40, bootstrap=30, seed=1)
+    assert result.calls == 40 * result.information_sets
+    assert result.std_error > 0
+    assert abs(result.exploitability - exact) < 4 * result.std_error + 0.02
+    assert result.interval[0] <= result.exploitability + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bot", ["cautious", "belief"])
+def test_text_path_exploitability_on_perudo_1x4(bot):
+    from liars_env.solver import exploit, exploit_sampled
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=4)
+    with BotServer() as server:
+        agent = make_agent(f"llm:{bot}?base_url={server.base_url}&concurrency=8", rules)
+        text = exploit_sampled(agent, rules).exploitation
+    own = exploit(make_agent(bot, rules, seed=0), rules)
+    assert text.exploitability == pytest.approx(own.exploitability, abs=1e-12)

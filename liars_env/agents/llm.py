@@ -315,6 +315,13 @@ class LLMAgent:
                 out[i].append(action)
         return out
 
+    def tokens_per_call(self, view: PlayerView) -> int:
+        """An upper estimate of one request's tokens at ``view``.
+
+        The prompt at about 4 characters a token, plus ``max_tokens``.
+        """
+        return (len(self.system) + len(prompt_text(view))) // 4 + self.settings.max_tokens
+
     # ------------------------------------------------------------------ internals
     def _next_draw(self, view: PlayerView) -> int:
         if self.settings.temperature <= 0:

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from liars_env.engine import GameState, LiarsDiceGame, get_codec
+from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, PlayerView, view_of
 from liars_env.rules import (
     EXACT_CALLS,
@@ -122,7 +122,7 @@ def view_from_text(prompt: str) -> PlayerView:
             if match is None:
                 raise ValueError(f"cannot read the bid {entry!r}")
             bids.append(tuple(int(g) for g in match.groups()))
-    game = LiarsDiceGame(rules)
+    game = _game(rules)
     hands = [list(dice) if s == seat else [1] * c for s, c in enumerate(dice_left)]
     state = GameState(
         dice=hands,
@@ -145,8 +145,12 @@ def view_from_text(prompt: str) -> PlayerView:
 
 @lru_cache(maxsize=32)
 def _layout(rules: RuleSet) -> ObservationLayout:
-    get_codec(rules)
     return ObservationLayout(rules)
+
+
+@lru_cache(maxsize=32)
+def _game(rules: RuleSet) -> LiarsDiceGame:
+    return LiarsDiceGame(rules)
 
 
 def legal_actions_of(view: PlayerView) -> np.ndarray:
