@@ -362,3 +362,70 @@ def test_text_path_exploitability_on_perudo_1x4(bot):
         text = exploit_sampled(agent, rules).exploitation
     own = exploit(make_agent(bot, rules, seed=0), rules)
     assert text.exploitability == pytest.approx(own.exploitability, abs=1e-12)
+
+
+# ----------------------------------------------------------------- settings, secrets, cache
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("llm:", "names no model"),
+        ("llm:m?temperature=hot", "temperature='hot' is not a number"),
+        ("llm:m?retries=-1", "retries='-1' must lie in [0, 100]"),
+        ("llm:m?colour=red", "unknown setting 'colour'"),
+        ("llm:m?timeout", "setting 'timeout' needs a value"),
+        ("llm:m?api_key_env=MY-KEY", "api_key_env='MY-KEY' is not an environment variable name"),
+        ("llm:m?api_key_env=LIARS_TEST_UNSET_KEY", "LIARS_TEST_UNSET_KEY that should hold"),
+        ("llm:m?base_url=http://127.0.0.1:9/v1&system=/no/such/file", "system='/no/such/file'"),
+    ],
+)
+def test_bad_llm_specs_are_clear_errors(spec, message, monkeypatch):
+    monkeypatch.delenv("LIARS_TEST_UNSET_KEY", raising=False)
+    with pytest.raises(ValueError) as info:
+        make_agent(spec, RuleSet.preset("perudo"))
+    assert message in str(info.value)
+
+
+def test_the_api_key_never_reaches_a_record_a_result_or_an_error(tmp_path, monkeypatch):
+    import json
+
+    from liars_train.evaluation.tournament import evaluate
+
+    secret = "sk-test-7f3a9c2e51d4b8"
+    monkeypatch.setenv("LIARS_TEST_KEY", secret)
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1)
+    with BotServer(api_key=secret) as server:
+        spec = f"llm:cautious?base_url={server.base_url}&api_key_env=LIARS_TEST_KEY"
+        result = evaluate(rules, [spec, "cautious"], games=2, progress=False, record=tmp_path)
+        agent = make_agent(spec, rules)
+    assert secret not in repr(agent) and secret not in agent.name
+    assert secret not in json.dumps(result.to_json())
+    assert all(secret not in p.read_text() for p in tmp_path.glob("*.jsonl"))
+    monkeypatch.setenv("LIARS_TEST_KEY", "sk-wrong-key-0123456789")
+    with BotServer(api_key=secret) as server:
+        spec = f"llm:cautious?base_url={server.base_url}&api_key_env=LIARS_TEST_KEY"
+        agent = make_agent(spec, rules)
+        game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+        view = view_of(game, layout, game.new_game(np.random.default_rng(0)))
+        with pytest.raises(Exception) as info:
+            agent.act(view)
+    assert "refused the request: HTTP 401" in str(info.value)
+    assert "sk-wrong-key" not in str(info.value) and "sk-wrong-key" not in repr(info.value)
+
+
+def test_the_cache_makes_a_rerun_free_and_resumes_a_longer_one(tmp_path):
+    from liars_train.evaluation.tournament import evaluate
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2)
+    with BotServer(seed=5) as server:
+        spec = f"llm:bold?base_url={server.base_url}&temperature=1&cache={tmp_path / 'cache'}"
+        first = evaluate(rules, [spec, "cautious"], games=2, progress=False)
+        paid = len(server.requests)
+        again = evaluate(rules, [spec, "cautious"], games=2, progress=False)
+        assert len(server.requests) == paid  # nothing paid twice
+        longer = evaluate(rules, [spec, "cautious"], games=4, progress=False)
+    assert again.agents[0].text_usage["cached"] == again.agents[0].text_usage["decisions"]
+    assert again.to_json()["agents"][0]["wins"] == first.to_json()["agents"][0]["wins"]
+    usage = longer.agents[0].text_usage
+    assert usage["requests"] == len(server.requests) - paid > 0  # only the new games paid
+    assert usage["cached"] >= first.agents[0].text_usage["decisions"]
+    assert not list((tmp_path / "cache").rglob(".tmp-*"))  # written through renames

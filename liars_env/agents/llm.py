@@ -91,8 +91,11 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NO_RETRY_STATUS = (400, 401, 403, 404, 422)
 
 
-class LLMError(RuntimeError):
-    """A request that cannot succeed by retrying (bad key, model or request)."""
+class LLMError(ValueError):
+    """A request that cannot succeed by retrying: a bad key, model name or request.
+
+    A ``ValueError``, so the command-line tools report it as bad input (exit status 2).
+    """
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ class BotServer:
         bad_requests: Only the first this many requests misbehave (``None``: all).
         delay: Seconds a ``slow`` reply waits.
         seed: Seeds the bots and the draws at ``temperature`` > 0.
+        api_key: If given, requests without ``Authorization: Bearer <api_key>`` get 401.
 
     Attributes:
         requests: Every request body received, in order (for tests).
@@ -82,13 +83,14 @@ class BotServer:
         bad_requests: int | None = None,
         delay: float = 1.0,
         seed: int = 0,
+        api_key: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"BotServer mode must be one of {', '.join(MODES)}, got {mode!r}")
         if style not in STYLES:
             raise ValueError(f"BotServer style must be one of {', '.join(STYLES)}, got {style!r}")
         self.mode, self.style, self.bad_requests, self.delay = mode, style, bad_requests, delay
-        self.seed = seed
+        self.seed, self.api_key = seed, api_key
         self.requests: list[dict[str, Any]] = []
         self.answered: list[tuple[str, int]] = []
         self._bots: dict[tuple, Any] = {}
@@ -149,6 +151,9 @@ class BotServer:
             body = json.loads(handler.rfile.read(length) or b"{}")
         except json.JSONDecodeError:
             return _send(handler, 400, {"error": {"message": "the body is not JSON"}})
+        authorization = handler.headers.get("Authorization")
+        if self.api_key is not None and authorization != f"Bearer {self.api_key}":
+            return _send(handler, 401, {"error": {"message": "test server: bad API key"}})
         with self._lock:
             self.requests.append(body)
             index = len(self.requests)

@@ -306,17 +306,23 @@ class EvalResult:
 
 
 def display_names(specs: Sequence[str]) -> list[str]:
-    """Unique names for the agents: repeated specs get ``#2``, ``#3`` and so on.
+    """Unique names for the agents: repeated names get ``#2``, ``#3`` and so on.
+
+    An ``llm:`` spec is named without its settings (``llm:MODEL``); the spec itself
+    stays in the results' ``spec`` field.
 
     Example:
         >>> display_names(["probabilistic", "random", "random"])
         ['probabilistic', 'random', 'random#2']
+        >>> display_names(["llm:qwen2.5:7b?base_url=http://127.0.0.1:8000/v1", "belief"])
+        ['llm:qwen2.5:7b', 'belief']
     """
     seen: dict[str, int] = {}
     names = []
     for spec in specs:
-        seen[spec] = seen.get(spec, 0) + 1
-        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+        short = spec.rpartition("?")[0] if spec.startswith("llm:") and "?" in spec else spec
+        seen[short] = seen.get(short, 0) + 1
+        names.append(short if seen[short] == 1 else f"{short}#{seen[short]}")
     return names
 
 
@@ -370,7 +376,9 @@ def evaluate(
     if record is not None:
         Path(record).mkdir(parents=True, exist_ok=True)
         record = str(record)
-    chunks = [list(range(i, min(i + CHUNK, games))) for i in range(0, games, CHUNK)]
+    # text agents are slow: hand out one game at a time, for a progress bar that moves
+    size = 1 if any(spec.startswith("llm:") for spec in agents) else CHUNK
+    chunks = [list(range(i, min(i + size, games))) for i in range(0, games, size)]
     records: list[tuple] = []
     start = time.perf_counter()
     bar = _Progress(progress, games)
@@ -378,29 +386,45 @@ def evaluate(
         if workers == 1:
             for chunk in chunks:
                 records += play_games(rules, agents, chunk, seed, record, record_probabilities)
-                update(len(chunk))
+                update(len(chunk), _spent(records))
         else:
             with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
                 futures = [
                     pool.submit(play_games, rules, agents, c, seed, record, record_probabilities)
                     for c in chunks
                 ]
-                for future in futures:
+                for future, chunk in zip(futures, chunks, strict=True):
                     records += future.result()
-                    update(CHUNK)
+                    update(len(chunk), _spent(records))
     records.sort()
     return summarize(rules, agents, records, seed, time.perf_counter() - start)
 
 
+def _spent(records: Sequence[tuple]) -> str:
+    """What the text agents spent so far (requests, cached replies, tokens), or ``""``."""
+    rows = [u for r in records if len(r) > 3 for u in r[3] if u is not None]
+    if not rows:
+        return ""
+    requests = sum(u["requests"] for u in rows)
+    cached = sum(u["cached"] for u in rows)
+    tokens = sum(u["prompt_tokens"] + u["completion_tokens"] for u in rows)
+    fallbacks = sum(u["fallbacks"] for u in rows)
+    return f"{requests} calls, {cached} cached, {tokens:,} tokens, {fallbacks} fallbacks"
+
+
 class _Progress:
-    """A rich progress bar (or nothing) usable as ``with _Progress(on, total) as update``."""
+    """A rich progress bar (or nothing) usable as ``with _Progress(on, total) as update``.
+
+    ``update(k, note)`` advances it by ``k`` games and shows ``note`` (the text agents'
+    calls and tokens so far) beside it.
+    """
 
     def __init__(self, enabled: bool, total: int) -> None:
         self.enabled, self.total = enabled, total
 
     def __enter__(self):
         if not self.enabled:
-            return lambda k: None
+            return lambda k, note="": None
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -419,7 +443,12 @@ class _Progress:
         )
         self.bar.__enter__()
         task = self.bar.add_task("games", total=self.total)
-        return lambda k: self.bar.update(task, advance=k)
+
+        def update(k: int, note: str = "") -> None:
+            description = f"games ({note})" if note else "games"
+            self.bar.update(task, advance=k, description=description)
+
+        return update
 
     def __exit__(self, *exc) -> None:
         if self.enabled:
