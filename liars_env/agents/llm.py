@@ -68,17 +68,14 @@ import re
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from liars_env.agents.text_agent import RequestRefusedError, TextAgent, describe_error
 from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
-from liars_env.text.reader import MoveError, read_move
-from liars_env.text.view import PROMPT_VERSION, legal_moves_text, move_text, prompt_text
+from liars_env.text.view import PROMPT_VERSION, prompt_text
 
 SYSTEM_PROMPT = (
     "You are an expert Liar's Dice player. Each turn you are shown the rules, your own "
@@ -91,11 +88,9 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NO_RETRY_STATUS = (400, 401, 403, 404, 422)
 
 
-class LLMError(ValueError):
-    """A request that cannot succeed by retrying: a bad key, model name or request.
-
-    A ``ValueError``, so the command-line tools report it as bad input (exit status 2).
-    """
+LLMError = RequestRefusedError
+"""A request that cannot succeed by retrying (a bad key, model or request): an alias of
+:class:`~liars_env.agents.text_agent.RequestRefusedError`."""
 
 
 @dataclass(frozen=True)
@@ -181,14 +176,7 @@ def parse_llm_spec(spec: str) -> tuple[str, LLMSettings]:
     return model, LLMSettings(**values)
 
 
-def fallback_action(view: PlayerView) -> int:
-    """The documented fallback move: ``call`` when a bid stands, else the lowest legal bid."""
-    if view.bids and view.mask[view.codec.challenge]:
-        return view.codec.challenge
-    return int(view.legal_actions[0])
-
-
-class LLMAgent:
+class LLMAgent(TextAgent):
     """A language model as a player (see the module docstring).
 
     Args:
@@ -223,16 +211,24 @@ class LLMAgent:
         self.model = model
         self.rules = rules
         self.settings = settings = settings or LLMSettings()
-        self.name = name or f"llm:{model}"
-        self.system = SYSTEM_PROMPT
+        system = SYSTEM_PROMPT
         if settings.system is not None:
             try:
-                self.system = Path(settings.system).read_text(encoding="utf-8")
+                system = Path(settings.system).read_text(encoding="utf-8")
             except OSError as exc:
                 raise ValueError(
                     f"llm agent: cannot read the system prompt file system={settings.system!r}: "
                     f"{exc.strerror}"
                 ) from None
+        super().__init__(
+            name or f"llm:{model}",
+            system,
+            retries=settings.retries,
+            concurrency=settings.concurrency,
+            samples=settings.samples,
+            temperature=settings.temperature,
+        )
+        self._seed = seed
         env = settings.api_key_env or "OPENAI_API_KEY"
         key = os.environ.get(env)
         if not key:
@@ -247,26 +243,6 @@ class LLMAgent:
             base_url=settings.base_url, api_key=key, timeout=settings.timeout, max_retries=0
         )
         self._gate = threading.Semaphore(settings.concurrency)
-        self._lock = threading.Lock()
-        self._transcript: list[dict[str, Any]] = []
-        self._draws: dict[str, int] = {}
-        self._seed = seed
-        self.usage: dict[str, int] = dict.fromkeys(
-            (
-                "decisions",
-                "requests",
-                "cached",
-                "reprompts",
-                "request_retries",
-                "failed_requests",
-                "fallbacks",
-                "prompt_tokens",
-                "completion_tokens",
-            ),
-            0,
-        )
-        """Counts since the agent was built: decisions, requests sent, replies from the
-        cache, re-prompts, retried and failed requests, fallbacks, tokens."""
 
     def __repr__(self) -> str:
         s = self.settings
@@ -275,119 +251,12 @@ class LLMAgent:
             f"temperature={s.temperature}, retries={s.retries})"
         )
 
-    # ------------------------------------------------------------------ agent API
-    def reset(self, seed: int | None = None) -> None:
-        """Starts a game: ``seed`` is the game's (the cache's draws above temperature 0)."""
-        with self._lock:
-            self._seed = seed
-            self._draws.clear()
-
-    def act(self, view: PlayerView) -> int:
-        """The model's legal move at ``view`` (the fallback if it gives none)."""
-        action, records = self._decide(view, draw=self._next_draw(view))
-        with self._lock:
-            self._transcript.extend(records)
-        return action
-
-    def take_transcript(self) -> list[dict[str, Any]]:
-        """The requests since the last call, as JSON-able records (and forgets them)."""
-        with self._lock:
-            out, self._transcript = self._transcript, []
-        return out
-
-    def action_probabilities_batch(self, views: list[PlayerView]) -> np.ndarray:
-        """Per view, the share of ``samples`` answers that chose each action.
-
-        At temperature 0 with one sample this is the model's answer as a one-hot row.
-        Up to ``concurrency`` requests are in flight at once.
-        """
-        moves = self.sample_moves(views, self.settings.samples)
-        out = np.zeros((len(views), views[0].codec.num_actions if views else 0))
-        for row, picks in enumerate(moves):
-            for action in picks:
-                out[row, action] += 1.0 / len(picks)
-        return out
-
-    def sample_moves(self, views: list[PlayerView], samples: int) -> list[list[int]]:
-        """``samples`` moves per view (draws 0 … samples − 1), concurrently."""
-        jobs = [(i, draw) for i in range(len(views)) for draw in range(samples)]
-        out: list[list[int]] = [[] for _ in views]
-        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
-            results = pool.map(lambda job: self._decide(views[job[0]], job[1])[0], jobs)
-            for (i, _), action in zip(jobs, results, strict=True):
-                out[i].append(action)
-        return out
-
     def tokens_per_call(self, view: PlayerView) -> int:
         """An upper estimate of one request's tokens at ``view``.
 
         The prompt at about 4 characters a token, plus ``max_tokens``.
         """
         return (len(self.system) + len(prompt_text(view))) // 4 + self.settings.max_tokens
-
-    # ------------------------------------------------------------------ internals
-    def _next_draw(self, view: PlayerView) -> int:
-        if self.settings.temperature <= 0:
-            return 0
-        key = prompt_text(view)
-        with self._lock:
-            draw = self._draws.get(key, 0)
-            self._draws[key] = draw + 1
-        return draw
-
-    def _decide(self, view: PlayerView, draw: int) -> tuple[int, list[dict[str, Any]]]:
-        """The move at ``view`` and the records of the requests it took."""
-        prompt = prompt_text(view)
-        messages = [
-            {"role": "system", "content": self.system},
-            {"role": "user", "content": prompt},
-        ]
-        records: list[dict[str, Any]] = []
-        self._count("decisions")
-        for attempt in range(self.settings.retries + 1):
-            record: dict[str, Any] = {
-                "attempt": attempt,
-                "prompt": messages[-1]["content"],
-            }
-            records.append(record)
-            try:
-                reply = self._complete(messages, draw, record)
-            except LLMError:
-                raise
-            except Exception as exc:  # the request failed after its retries
-                record["error"] = self._scrub(f"request failed: {_describe(exc)}")
-                break
-            record["reply"] = reply
-            try:
-                action = read_move(reply, view)
-            except MoveError as exc:
-                record["error"] = str(exc)
-                if attempt < self.settings.retries:
-                    self._count("reprompts")
-                    messages = [
-                        *messages,
-                        {"role": "assistant", "content": reply},
-                        {
-                            "role": "user",
-                            "content": f"That reply cannot be played: {exc.reason}. "
-                            f"{exc.legal} Answer again; end with 'Final answer: <move>'.",
-                        },
-                    ]
-                continue
-            record["move"] = move_text(view.codec, action)
-            return action, records
-        action = fallback_action(view)
-        self._count("fallbacks")
-        records.append(
-            {
-                "fallback": move_text(view.codec, action),
-                "why": "no legal move after the re-prompts"
-                if "reply" in records[-1]
-                else "the request failed",
-                "legal": legal_moves_text(view),
-            }
-        )
-        return action, records
 
     def _cache_key(self, messages: list[dict[str, str]], draw: int) -> str:
         s = self.settings
@@ -403,7 +272,7 @@ class LLMAgent:
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
-    def _complete(self, messages: list[dict[str, str]], draw: int, record: dict[str, Any]) -> str:
+    def complete(self, messages: list[dict[str, str]], draw: int, record: dict[str, Any]) -> str:
         """The reply text: from the cache, or from the endpoint (with bounded backoff)."""
         s = self.settings
         path = None
@@ -413,7 +282,7 @@ class LLMAgent:
             try:
                 hit = json.loads(path.read_text(encoding="utf-8"))
                 record.update(cached=True, tokens=hit["tokens"], latency_s=0.0)
-                self._count("cached")
+                self.count("cached")
                 return hit["reply"]
             except (OSError, ValueError, KeyError, TypeError):
                 pass
@@ -421,7 +290,7 @@ class LLMAgent:
         for retry in range(s.backoff + 1):
             try:
                 with self._gate:
-                    self._count("requests")
+                    self.count("requests")
                     response = self._client.chat.completions.create(
                         model=self.model,
                         messages=messages,
@@ -438,39 +307,29 @@ class LLMAgent:
             except self._openai.APIStatusError as exc:
                 if exc.status_code in _NO_RETRY_STATUS:
                     raise LLMError(
-                        self._scrub(
+                        self.scrub(
                             f"llm agent {self.name!r}: the endpoint refused the request: "
-                            f"{_describe(exc)}"
+                            f"{describe_error(exc)}"
                         )
                     ) from None
                 failure: Exception = exc
             except (self._openai.APIError, ValueError, AttributeError, IndexError) as exc:
                 failure = exc  # timeout, connection, a broken body
-            self._count("request_retries" if retry < s.backoff else "failed_requests")
+            self.count("request_retries" if retry < s.backoff else "failed_requests")
             if retry == s.backoff:
                 record["latency_s"] = round(time.perf_counter() - start, 4)
                 raise failure
             time.sleep(min(30.0, s.backoff_base * 2**retry))
         record.update(cached=False, tokens=tokens, latency_s=round(time.perf_counter() - start, 4))
-        with self._lock:
-            self.usage["prompt_tokens"] += tokens["prompt"]
-            self.usage["completion_tokens"] += tokens["completion"]
+        self.count("prompt_tokens", tokens["prompt"])
+        self.count("completion_tokens", tokens["completion"])
         if path is not None:
             _write_atomic(path, {"reply": reply, "tokens": tokens})
         return reply
 
-    def _count(self, key: str) -> None:
-        with self._lock:
-            self.usage[key] += 1
-
-    def _scrub(self, text: str) -> str:
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key replaced by ``***``."""
         return text.replace(self._secret, "***") if len(self._secret) >= 4 else text
-
-
-def _describe(exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    head = f"HTTP {status}" if status else type(exc).__name__
-    return f"{head}: {str(exc)[:200]}"
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
