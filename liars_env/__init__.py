@@ -22,7 +22,8 @@ folder              what lives there                                         may
                     model, the policy network and checkpoints, the           batched,
                     ``llm:`` agent, the registry                             solver, text
 ``envs/``           views for RL clients: PettingZoo AEC env, Gymnasium      the game,
-                    env, text and RGB rendering, the versioned modules       agents
+                    env, text and RGB rendering, the versioned modules,      text, agents
+                    a TextArena env
 ``play/``           people at the table: terminal game, web table, replays,  everything
                     a chat-completions test server answering as a bot        above
 ==================  =======================================================  ==============

@@ -84,7 +84,7 @@ ENV_LAYERS = {
     "solver": {"game", "solver"},
     "text": {"game", "text"},
     "agents": {"game", "batched", "solver", "text", "agents"},
-    "envs": {"game", "agents", "envs"},
+    "envs": {"game", "text", "agents", "envs"},
     "play": {"game", "batched", "solver", "text", "agents", "envs", "play"},
 }
 GAME_MAY_IMPORT = {"numpy"}  # besides the standard library and liars_env's game modules
