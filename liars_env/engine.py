@@ -43,6 +43,16 @@ from liars_env.rules import (
 )
 
 
+def unknown_reveal() -> dict[str, Any]:
+    """The :attr:`GameState.last_reveal` of a state rebuilt without its past.
+
+    ``None`` means no call yet this game; a state made from a position alone (the batched
+    engine's :meth:`~liars_env.batched.BatchedEnv.states`, the solver's later rounds)
+    does not know the last reveal, and says so with ``{"call": None, "unknown": True}``.
+    """
+    return {"call": None, "unknown": True}
+
+
 def action_id(action: Any) -> int | None:
     """``action`` as an int id, or ``None`` if it is not one.
 

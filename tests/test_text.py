@@ -429,3 +429,19 @@ def test_the_cache_makes_a_rerun_free_and_resumes_a_longer_one(tmp_path):
     assert usage["requests"] == len(server.requests) - paid > 0  # only the new games paid
     assert usage["cached"] >= first.agents[0].text_usage["decisions"]
     assert not list((tmp_path / "cache").rglob(".tmp-*"))  # written through renames
+
+
+def test_the_ladder_plays_an_llm_agent_on_the_batched_table():
+    pytest.importorskip("torch")
+    from liars_train.evaluation.ladder import cross_table
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2)
+    with BotServer() as server:
+        spec = f"llm:cautious?base_url={server.base_url}&concurrency=8"
+        table = cross_table(rules, ["cautious"], games=8, seed=0, rows=[spec])
+        prompts = [p for p, _ in server.answered]
+    cell = table[spec]["cautious"]
+    assert cell["games"] >= 8
+    # the same bot on both sides: the text path plays it as well as the bot itself
+    assert 0.0 < cell["win_rate"] < 1.0
+    assert prompts and all("Last round: not recorded at this table." in p for p in prompts)

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from liars_env.observation import PlayerView
+from liars_env.engine import LiarsDiceGame, unknown_reveal
+from liars_env.observation import ObservationLayout, PlayerView, view_of
 from liars_env.text.reader import MoveError, read_move
 from liars_env.text.view import legal_moves_text, move_text, prompt_text
 
@@ -155,6 +156,29 @@ class TextAgent:
             for (i, _), action in zip(jobs, results, strict=True):
                 out[i].append(action)
         return out
+
+    def act_batch(self, env: Any, rows: Any, generator: Any = None) -> Any:
+        """Moves for the acting players of a batched table's games ``rows``, concurrently.
+
+        What the ladder and the league call (as for ``search:`` members): up to
+        ``concurrency`` requests at once across the games. The batch keeps no history,
+        so the prompts say the last reveal is not recorded; the requests are counted in
+        :attr:`usage` but not kept as records. ``generator`` is unused (the agent
+        samples by itself).
+        """
+        import torch
+
+        if getattr(self, "_batch_rules", None) != env.rules:
+            self._batch_game = LiarsDiceGame(env.rules)
+            self._batch_layout = ObservationLayout(env.rules)
+            self._batch_rules = env.rules
+        views = []
+        for state in env.states(rows):
+            state.last_reveal = unknown_reveal()
+            views.append(view_of(self._batch_game, self._batch_layout, state))
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            moves = list(pool.map(lambda v: self.decide(v, self._next_draw(v))[0], views))
+        return torch.as_tensor(moves, dtype=torch.long, device=env.device)
 
     def decide(self, view: PlayerView, draw: int) -> tuple[int, list[dict[str, Any]]]:
         """The move at ``view`` and the records of the requests it took."""

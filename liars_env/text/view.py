@@ -220,6 +220,8 @@ def reveal_text(reveal: dict | None) -> str:
     """The ``Last round:`` line for a :attr:`~liars_env.engine.GameState.last_reveal`."""
     if reveal is None:
         return "Last round: none yet (this is the first round)."
+    if reveal.get("unknown"):
+        return "Last round: not recorded at this table."
     quantity, face = reveal["bid"]
     call = "called" if reveal["call"] == "challenge" else "said exact on"
     shown = ", ".join(f"player {s}: {_hand(h)}" for s, h in reveal["shown"])
