@@ -44,7 +44,7 @@ from liars_env.rules import (
 
 
 def unknown_reveal() -> dict[str, Any]:
-    """The :attr:`GameState.last_reveal` of a state rebuilt without its past.
+    """The ``last_reveal`` of :class:`GameState` of a state rebuilt without its past.
 
     ``None`` means no call yet this game; a state made from a position alone (the batched
     engine's :meth:`~liars_env.batched.BatchedEnv.states`, the solver's later rounds)

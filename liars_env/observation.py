@@ -186,7 +186,7 @@ class PlayerView:
         palifico: Whether the round is palifico.
         mask: Legal actions (int8 0/1).
         last_reveal: The game's latest call, as every player saw it (see
-            :attr:`~liars_env.engine.GameState.last_reveal`), or ``None``.
+            ``last_reveal`` of :class:`~liars_env.engine.GameState`), or ``None``.
     """
 
     rules: RuleSet

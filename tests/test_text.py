@@ -445,3 +445,20 @@ def test_the_ladder_plays_an_llm_agent_on_the_batched_table():
     # the same bot on both sides: the text path plays it as well as the bot itself
     assert 0.0 < cell["win_rate"] < 1.0
     assert prompts and all("Last round: not recorded at this table." in p for p in prompts)
+
+
+def test_the_prompt_on_the_docs_page_is_what_the_code_writes():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "llm.md").read_text()
+    shown = page.split("<!-- prompt example")[1].split("```text\n")[1].split("```")[0]
+    rules = RuleSet.preset("perudo_calza", num_players=3)
+    game = LiarsDiceGame(rules)
+    rng = np.random.default_rng(7)
+    dice = [[1, 2, 3, 4, 6], [1, 2, 2, 5, 6], [2, 3, 4, 5, 6]]
+    state = game.new_game(rng, dice=dice, first_player=0)
+    for bid in [(4, 2), (7, 2)]:
+        game.apply(state, game.codec.encode_bid(*bid), rng)
+    game.apply(state, game.codec.challenge, rng)
+    game.apply(state, game.codec.encode_bid(3, 5), rng)
+    assert shown == prompt_text(view_of(game, ObservationLayout(rules), state)) + "\n"

@@ -58,6 +58,7 @@ MODES = (
 )
 """The server's behaviours (see the module docstring)."""
 STYLES = ("final", "canonical", "textarena")
+"""The wordings of the server's replies (see the module docstring)."""
 
 
 class BotServer:

@@ -217,7 +217,7 @@ def position_text(view: PlayerView) -> str:
 
 
 def reveal_text(reveal: dict | None) -> str:
-    """The ``Last round:`` line for a :attr:`~liars_env.engine.GameState.last_reveal`."""
+    """The ``Last round:`` line for a ``last_reveal`` of :class:`~liars_env.engine.GameState`."""
     if reveal is None:
         return "Last round: none yet (this is the first round)."
     if reveal.get("unknown"):

@@ -85,7 +85,7 @@ def play_games(
     """Plays the given games; returns ``(game_index, place per agent, decisions, usage)``.
 
     ``usage`` holds, per agent, what a text agent (``llm:``) spent in that game (its
-    :attr:`~liars_env.agents.llm.LLMAgent.usage` counts: requests, cached replies,
+    ``usage`` counts (:class:`~liars_env.agents.text_agent.TextAgent`): requests, cached replies,
     re-prompts, fallbacks, tokens), ``None`` for other agents.
 
     With ``record`` (a folder), each game is also written there as
