@@ -462,3 +462,14 @@ def test_the_prompt_on_the_docs_page_is_what_the_code_writes():
     game.apply(state, game.codec.challenge, rng)
     game.apply(state, game.codec.encode_bid(3, 5), rng)
     assert shown == prompt_text(view_of(game, ObservationLayout(rules), state)) + "\n"
+
+
+def test_openai_s_key_is_not_sent_to_another_endpoint(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-only-31415")
+    with BotServer() as server:
+        agent, view, action, _ = _one_decision(server)
+        sent = list(server.authorizations)
+    assert sent == ["Bearer none"] and view.mask[action]
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ValueError, match="OPENAI_API_KEY that should hold the API key"):
+        make_agent("llm:gpt-4o-mini", RuleSet.preset("perudo"))

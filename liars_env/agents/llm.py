@@ -13,8 +13,9 @@ Spec: ``llm:MODEL?key=value&key=value``, e.g.
 setting             default      meaning
 ==================  ===========  ==================================================
 ``base_url``        (OpenAI)     the endpoint, e.g. vLLM's ``http://HOST:8000/v1``
-``api_key_env``     OPENAI_API_KEY  the environment variable holding the API key;
-                                 without it, a ``base_url`` gets the key ``none``
+``api_key_env``     (see right)  the environment variable holding the API key
+                                 (default: ``OPENAI_API_KEY`` without a ``base_url``;
+                                 with one, no variable: the key ``none``)
 ``temperature``     0            sampling temperature
 ``max_tokens``      512          most tokens per reply
 ``retries``         2            re-prompts (with the error) after a bad reply
@@ -43,9 +44,10 @@ error), tokens, latency and whether it came from the cache. ``liars-eval --recor
 saves them on each move of the game record, beside the move.
 
 **Cache.** With ``cache=DIR`` each reply is stored under a hash of the model, the
-endpoint, the messages, the sampling settings and a draw index (0 at temperature 0;
-above 0 the game's seed and how often this game has asked the prompt, so reruns draw
-the same answers), written atomically (a temporary file, then a rename): a rerun pays
+endpoint, the messages, the sampling settings and a draw index (a move at temperature 0
+is draw 0; above 0 the game's seed and how often this game has asked the prompt, so
+reruns draw the same answers; sample ``i`` of an exploitability run is draw ``i``),
+written atomically (a temporary file, then a rename): a rerun pays
 nothing twice, and a crashed run resumes where it stopped.
 
 **Secrets.** The API key is read from the named variable when the agent is built and
@@ -64,7 +66,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import tempfile
 import threading
 import time
@@ -72,7 +73,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from liars_env.agents.text_agent import RequestRefusedError, TextAgent, describe_error
+from liars_env.agents.text_agent import (
+    ENV_NAME,
+    RequestRefusedError,
+    TextAgent,
+    describe_error,
+)
 from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
 from liars_env.text.view import PROMPT_VERSION, prompt_text
@@ -84,7 +90,6 @@ SYSTEM_PROMPT = (
 )
 """The default system prompt (``system=FILE`` replaces it)."""
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NO_RETRY_STATUS = (400, 401, 403, 404, 422)
 
 
@@ -168,7 +173,7 @@ def parse_llm_spec(spec: str) -> tuple[str, LLMSettings]:
             assert default is None
             values[key] = value
     env = values.get("api_key_env")
-    if env is not None and not _ENV_NAME.fullmatch(env):
+    if env is not None and not ENV_NAME.fullmatch(env):
         raise ValueError(
             f"llm spec {spec!r}: api_key_env={env!r} is not an environment variable name "
             "(letters, digits and _, not starting with a digit)"
@@ -229,15 +234,14 @@ class LLMAgent(TextAgent):
             temperature=settings.temperature,
         )
         self._seed = seed
-        env = settings.api_key_env or "OPENAI_API_KEY"
-        key = os.environ.get(env)
+        # a key goes only where it was meant to: OPENAI_API_KEY to OpenAI's own endpoint
+        env = settings.api_key_env or ("OPENAI_API_KEY" if settings.base_url is None else None)
+        key = os.environ.get(env) if env else "none"  # local servers take any key
         if not key:
-            if settings.api_key_env is not None or settings.base_url is None:
-                raise ValueError(
-                    f"llm agent {self.name!r}: the environment variable {env} that should hold "
-                    "the API key is not set (name another with api_key_env=NAME)"
-                )
-            key = "none"  # local servers (vLLM, llama.cpp, Ollama) take any key
+            raise ValueError(
+                f"llm agent {self.name!r}: the environment variable {env} that should hold "
+                "the API key is not set (name another with api_key_env=NAME)"
+            )
         self._secret = key
         self._client = openai.OpenAI(
             base_url=settings.base_url, api_key=key, timeout=settings.timeout, max_retries=0
@@ -267,7 +271,7 @@ class LLMAgent(TextAgent):
             "messages": messages,
             "temperature": s.temperature,
             "max_tokens": s.max_tokens,
-            "draw": draw if s.temperature > 0 else 0,
+            "draw": draw,
             "seed": self._seed if s.temperature > 0 else None,
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

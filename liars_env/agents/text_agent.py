@@ -22,6 +22,7 @@ endpoint, :mod:`liars_env.agents.llm`) and ``textarena:`` (a TextArena agent,
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,6 +33,9 @@ from liars_env.engine import LiarsDiceGame, unknown_reveal
 from liars_env.observation import ObservationLayout, PlayerView, view_of
 from liars_env.text.reader import MoveError, read_move
 from liars_env.text.view import legal_moves_text, move_text, prompt_text
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What an environment variable's name looks like (for ``api_key_env`` settings)."""
 
 USAGE_KEYS = (
     "decisions",

@@ -20,12 +20,9 @@ records, usage) is :class:`~liars_env.agents.text_agent.TextAgent`'s. Needs the
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
-from liars_env.agents.text_agent import TextAgent
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+from liars_env.agents.text_agent import ENV_NAME, TextAgent
 
 
 class TextArenaAgent(TextAgent):
@@ -96,7 +93,7 @@ def make_textarena_agent(spec: str) -> TextArenaAgent:
                 raise ValueError(f"textarena spec {spec!r}: retries={value!r} is not an int >= 0")
             retries = int(value)
         elif key == "api_key_env":
-            if not _ENV_NAME.fullmatch(value) or not os.environ.get(value):
+            if not ENV_NAME.fullmatch(value) or not os.environ.get(value):
                 raise ValueError(
                     f"textarena spec {spec!r}: api_key_env={value!r} must name a set "
                     "environment variable"

@@ -74,6 +74,7 @@ class BotServer:
 
     Attributes:
         requests: Every request body received, in order (for tests).
+        authorizations: The ``Authorization`` header of each, in order.
         answered: ``(prompt, action)`` of each proper answer, in order.
     """
 
@@ -93,6 +94,7 @@ class BotServer:
         self.mode, self.style, self.bad_requests, self.delay = mode, style, bad_requests, delay
         self.seed, self.api_key = seed, api_key
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []
         self.answered: list[tuple[str, int]] = []
         self._bots: dict[tuple, Any] = {}
         self._lock = threading.Lock()
@@ -157,6 +159,7 @@ class BotServer:
             return _send(handler, 401, {"error": {"message": "test server: bad API key"}})
         with self._lock:
             self.requests.append(body)
+            self.authorizations.append(authorization)
             index = len(self.requests)
         misbehave = self.mode != "ok" and (self.bad_requests is None or index <= self.bad_requests)
         mode = self.mode if misbehave else "ok"
