@@ -15,7 +15,7 @@ from liars_env.observation import view_of
 from liars_env.rules import PRESET_PLAYERS, PRESETS
 from liars_env.text import MoveError, move_text, prompt_text, read_move
 from liars_env.text.parse import rules_from_text, view_from_text
-from liars_env.text.view import position_text, rules_text
+from liars_env.text.view import rules_text
 
 pytest.importorskip("openai")
 
@@ -75,24 +75,25 @@ def test_prompt_reads_back_to_the_view(preset):
         assert (back.mask == view.mask).all()
 
 
-def test_view_never_shows_other_seats_unrevealed_dice():
-    for preset in ("perudo", "sanford", "individual_hand", "common_hand_spot_on"):
-        rules = _rules(preset, 4 if preset != "sanford" else 3)
-        for _, state, view in _positions(rules, games=1, seed=5):
-            text = position_text(view)
-            body = text.split("\nLast round:")[0]  # the reveal shows last round's dice
-            own = " ".join(map(str, sorted(state.dice[view.seat])))
-            assert f"Your dice: {own or '(none)'}" in body
-            assert re.findall(r"Your dice: ", body) == ["Your dice: "]
-            # the only run of faces in the body is the seat's own hand
-            hands = re.findall(r"^Your dice: (.*)$", body, re.M)
-            assert hands == [own or "(none)"]
-            assert "Dice shown" not in body
-            # the reveal line only names dice of the round that is over
-            reveal = state.last_reveal
-            if reveal is not None:
-                for seat, hand in reveal["shown"]:
-                    assert f"player {seat}: {' '.join(map(str, sorted(hand)))}" in text
+@pytest.mark.parametrize("preset", ["perudo", "sanford", "individual_hand", "common_hand_spot_on"])
+def test_view_never_shows_other_seats_unrevealed_dice(preset):
+    """The prompt is the same whatever the other seats hold this round (only its own dice
+    and the last round's reveal, which every player saw)."""
+    rules = _rules(preset, 4 if not preset.startswith("sanford") else 3)
+    rng = np.random.default_rng(9)
+    for game, state, view in _positions(rules, games=1, seed=5):
+        text = prompt_text(view)
+        other = state.clone()
+        for seat, hand in enumerate(other.dice):
+            if seat != view.seat:
+                other.dice[seat] = rng.integers(1, rules.faces + 1, size=len(hand)).tolist()
+        assert prompt_text(view_of(game, ObservationLayout(rules), other, view.seat)) == text
+        own = " ".join(map(str, sorted(state.dice[view.seat])))
+        assert re.findall(r"^Your dice: (.*)$", text, re.M) == [own]
+        reveal = state.last_reveal
+        if reveal is not None:  # the reveal line shows the hands counted at the last call
+            for seat, hand in reveal["shown"]:
+                assert f"player {seat}: {' '.join(map(str, sorted(hand)))}" in text
 
 
 @pytest.fixture(scope="module")
