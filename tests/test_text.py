@@ -274,7 +274,7 @@ def test_misbehaving_servers_get_the_documented_behaviour(mode, bad, settings, f
     assert all("api_key" not in str(r).lower() for r in records)
 
 
-@pytest.mark.parametrize("mode", ["ok", "illegal", "drop"])
+@pytest.mark.parametrize("mode", ["ok", "illegal", "junk", "429", "truncated", "drop"])
 def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
     from liars_env.play.web.recording import load_replay
     from liars_env.play.web.session import replay_json
