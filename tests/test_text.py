@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 
 import numpy as np
@@ -12,14 +13,16 @@ from hypothesis import strategies as st
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.agents import make_agent
 from liars_env.observation import view_of
+from liars_env.play.bot_server import BotServer
 from liars_env.rules import PRESET_PLAYERS, PRESETS
 from liars_env.text import MoveError, move_text, prompt_text, read_move
 from liars_env.text.parse import rules_from_text, view_from_text
 from liars_env.text.view import rules_text
 
-pytest.importorskip("openai")
-
-from liars_env.play.bot_server import BotServer  # noqa: E402
+needs_openai = pytest.mark.skipif(
+    importlib.util.find_spec("openai") is None,
+    reason="the llm: agent needs openai: pip install -e '.[llm]'",
+)
 
 
 def _rules(name: str, players: int | None = None) -> RuleSet:
@@ -199,6 +202,7 @@ def _play_through_server(
     return agent, asked
 
 
+@needs_openai
 @pytest.mark.parametrize(
     "preset, players, bot, style",
     [
@@ -228,6 +232,7 @@ def _one_decision(server: BotServer, **settings):
     return agent, view, agent.act(view), agent.take_transcript()
 
 
+@needs_openai
 @pytest.mark.parametrize(
     "mode, bad, settings, fallback, message",
     [
@@ -274,6 +279,7 @@ def test_misbehaving_servers_get_the_documented_behaviour(mode, bad, settings, f
     assert all("api_key" not in str(r).lower() for r in records)
 
 
+@needs_openai
 @pytest.mark.parametrize("mode", ["ok", "illegal", "junk", "429", "truncated", "drop"])
 def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
     from liars_env.play.web.recording import load_replay
@@ -315,6 +321,7 @@ def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
 
 
 # ----------------------------------------------------------------- exploitability, through text
+@needs_openai
 def test_liars_solve_exploit_through_the_text_path_equals_the_bots_own(tmp_path, capsys):
     import json
 
@@ -352,6 +359,7 @@ def test_sampled_exploitability_brackets_the_exact_value():
     assert result.interval[0] <= result.exploitability + 1e-9
 
 
+@needs_openai
 @pytest.mark.slow
 @pytest.mark.parametrize("bot", ["cautious", "belief"])
 def test_text_path_exploitability_on_perudo_1x4(bot):
@@ -366,6 +374,7 @@ def test_text_path_exploitability_on_perudo_1x4(bot):
 
 
 # ----------------------------------------------------------------- settings, secrets, cache
+@needs_openai
 @pytest.mark.parametrize(
     "spec, message",
     [
@@ -386,6 +395,7 @@ def test_bad_llm_specs_are_clear_errors(spec, message, monkeypatch):
     assert message in str(info.value)
 
 
+@needs_openai
 def test_the_api_key_never_reaches_a_record_a_result_or_an_error(tmp_path, monkeypatch):
     import json
 
@@ -413,6 +423,7 @@ def test_the_api_key_never_reaches_a_record_a_result_or_an_error(tmp_path, monke
     assert "sk-wrong-key" not in str(info.value) and "sk-wrong-key" not in repr(info.value)
 
 
+@needs_openai
 def test_the_cache_makes_a_rerun_free_and_resumes_a_longer_one(tmp_path):
     from liars_train.evaluation.tournament import evaluate
 
@@ -432,6 +443,7 @@ def test_the_cache_makes_a_rerun_free_and_resumes_a_longer_one(tmp_path):
     assert not list((tmp_path / "cache").rglob(".tmp-*"))  # written through renames
 
 
+@needs_openai
 def test_the_ladder_plays_an_llm_agent_on_the_batched_table():
     pytest.importorskip("torch")
     from liars_train.evaluation.ladder import cross_table
@@ -465,6 +477,7 @@ def test_the_prompt_on_the_docs_page_is_what_the_code_writes():
     assert shown == prompt_text(view_of(game, ObservationLayout(rules), state)) + "\n"
 
 
+@needs_openai
 def test_openai_s_key_is_not_sent_to_another_endpoint(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-only-31415")
     with BotServer() as server:
