@@ -11,17 +11,17 @@ it is drawn from the bot's ``action_probabilities``, once per choice (``n``).
 Misbehaviour, for tests of the agent's error handling (``mode``; with ``bad_requests``
 only the first that many requests misbehave, the others are answered properly):
 
-=============  ===============================================================
-``ok``         answer as the bot
-``junk``       a reply with no move in it
-``illegal``    a move that is not legal now
-``illegal_once``  an illegal move to a first prompt, the bot's move to a re-prompt
-``slow``       the bot's move after ``delay`` seconds
-``429``        HTTP 429 (rate limited), with a JSON error body
-``500``        HTTP 500
-``truncated``  HTTP 200 with a body cut off in the middle of the JSON
-``drop``       the connection closed without a response
-=============  ===============================================================
+==================  ================================================================
+``ok``              answer as the bot
+``junk``            a reply with no move in it
+``illegal``         a move that is not legal now
+``illegal_once``    an illegal move to a first prompt, the bot's move to a re-prompt
+``slow``            the bot's move after ``delay`` seconds
+``429``             HTTP 429 (rate limited), with a JSON error body
+``500``             HTTP 500
+``truncated``       HTTP 200 with a body cut off in the middle of the JSON
+``drop``            the connection closed without a response
+==================  ================================================================
 
 The reply's wording is ``style``: ``final`` (``Final answer: 5x3`` after a sentence),
 ``canonical`` (``5x3``) or ``textarena`` (``[Bid: 5, 3]``, ``[Call]``).
