@@ -281,7 +281,7 @@ def test_misbehaving_servers_get_the_documented_behaviour(mode, bad, settings, f
 
 @needs_openai
 @pytest.mark.parametrize("mode", ["ok", "illegal", "junk", "429", "truncated", "drop"])
-def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
+def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode, capsys):
     from liars_env.play.web.recording import load_replay
     from liars_env.play.web.session import replay_json
     from liars_train.evaluation.tournament import evaluate
@@ -318,6 +318,12 @@ def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode):
                     )
         assert any(f["event"] and f["event"]["calls"] for f in data["frames"])
     assert moves == usage["decisions"]
+    from liars_env.play.web.replay import main as replay_main
+
+    assert replay_main(["--check", str(files[0])]) == 0
+    summary = capsys.readouterr().out
+    fallbacks = "0 fallbacks" if mode == "ok" else "fallbacks"
+    assert re.search(rf"seat \d \(llm:cautious\): \d+ moves, \d+ requests .*{fallbacks}", summary)
 
 
 # ----------------------------------------------------------------- exploitability, through text
