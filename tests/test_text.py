@@ -345,6 +345,10 @@ def test_liars_solve_exploit_through_the_text_path_equals_the_bots_own(tmp_path,
     result = json.loads(out.read_text())
     budget = result["budget"][spec]
     assert f"{budget['information_sets']} information sets x 1 samples" in printed
+    assert (
+        f"{budget['information_sets']}/{budget['information_sets']} information sets asked"
+        in printed
+    )
     assert budget["calls"] == requests == result["exploit"][spec]["queries"]
     text, bot = result["exploit"][spec], result["exploit"]["cautious"]
     assert text["exploitability"] == pytest.approx(bot["exploitability"], abs=1e-12)

@@ -67,9 +67,10 @@ def view_key(view: PlayerView) -> tuple:
 class _Sampler:
     """Asks an agent ``samples`` times per view; keeps the answers; gives the frequencies."""
 
-    def __init__(self, agent: Any, samples: int) -> None:
+    def __init__(self, agent: Any, samples: int, total: int = 0, progress: Any = None) -> None:
         self.agent = agent
         self.samples = samples
+        self.total, self.progress = total, progress
         self.name = str(getattr(agent, "name", type(agent).__name__))
         self.answers: dict[tuple, list[int]] = {}
 
@@ -83,6 +84,18 @@ class _Sampler:
         for row, (view, picks) in enumerate(zip(views, moves, strict=True)):
             self.answers[view_key(view)] = list(picks)
             np.add.at(out[row], np.asarray(picks, dtype=np.int64), 1.0 / len(picks))
+        if self.progress is not None:
+            usage = getattr(self.agent, "usage", None) or {}
+            spent = ""
+            if usage:
+                tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+                spent = (
+                    f"; {usage.get('requests', 0)} requests, {usage.get('cached', 0)} cached, "
+                    f"{tokens:,} tokens, {usage.get('fallbacks', 0)} fallbacks"
+                )
+            self.progress(
+                f"{self.name}: {len(self.answers)}/{self.total} information sets asked{spent}"
+            )
         return out
 
 
@@ -152,6 +165,7 @@ def exploit_sampled(
     seats: tuple[int, ...] = (0, 1),
     bootstrap: int = 100,
     seed: int = 0,
+    progress: Any = None,
 ) -> SampledExploitation:
     """The exact exploitability of ``agent``'s empirical policy from ``samples`` answers.
 
@@ -163,6 +177,8 @@ def exploit_sampled(
         seats: The agent's seats to evaluate (see :func:`exploit`).
         bootstrap: Redraws for the error bar (0: none; nothing to redraw with 1 sample).
         seed: Seeds the redraws.
+        progress: Called with a line after each batch of views (a tree depth): how
+            many information sets were asked, and what a text agent spent so far.
 
     Raises:
         ValueError: for unsupported rules, or ``samples``/``bootstrap`` out of range.
@@ -173,7 +189,7 @@ def exploit_sampled(
         raise ValueError(f"bootstrap must be a non-negative int, got {bootstrap!r}")
     if trees is None:
         _, trees = round_states(rules)
-    sampler = _Sampler(agent, samples)
+    sampler = _Sampler(agent, samples, information_sets(rules, trees, seats), progress)
     result = exploit(sampler, rules, trees=trees, seats=seats)
     sets = len(sampler.answers)
     values = []

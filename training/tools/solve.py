@@ -129,7 +129,9 @@ def run(
         agent = SolverAgent(rules, solution=solution) if spec == "solver" else agents[spec]
         if spec in sampled:
             k = out["budget"][spec]["samples"]
-            result = exploit_sampled(agent, rules, samples=k, trees=trees, bootstrap=bootstrap)
+            result = exploit_sampled(
+                agent, rules, samples=k, trees=trees, bootstrap=bootstrap, progress=progress
+            )
             out["exploit"][spec] = result.to_dict()
             if isinstance(getattr(agent, "usage", None), dict):
                 out["exploit"][spec]["sampled"]["usage"] = dict(agent.usage)
