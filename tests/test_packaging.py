@@ -82,9 +82,10 @@ ENV_LAYERS = {
     "game": {"game"},
     "batched": {"game", "batched"},
     "solver": {"game", "solver"},
-    "agents": {"game", "batched", "solver", "agents"},
-    "envs": {"game", "agents", "envs"},
-    "play": {"game", "batched", "solver", "agents", "envs", "play"},
+    "text": {"game", "text"},
+    "agents": {"game", "batched", "solver", "text", "agents"},
+    "envs": {"game", "text", "agents", "envs"},
+    "play": {"game", "batched", "solver", "text", "agents", "envs", "play"},
 }
 GAME_MAY_IMPORT = {"numpy"}  # besides the standard library and liars_env's game modules
 

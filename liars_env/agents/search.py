@@ -524,7 +524,12 @@ class SearchAgent:
         """
         tree = self.resolver.trees[key]
         views = [
-            view_of(self.game, self.layout, round_position(tree, 0, 0, [], hand), 0)
+            view_of(
+                self.game,
+                self.layout,
+                round_position(tree, 0, 0, [], hand, key == self.resolver.start),
+                0,
+            )
             for hand in tree.hands[0]
         ]
         obs = torch.from_numpy(np.stack([v.observation for v in views]))
