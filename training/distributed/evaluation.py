@@ -16,12 +16,12 @@ from typing import Any
 
 import torch
 
-from liars_env.agents.policy import NetworkShape, PolicyNet
+from liars_env.agents.policy import PolicyNet
 from liars_env.batched import BatchedEnv
 from liars_train.distributed.cluster import require_ray
 from liars_train.distributed.league_sync import state_dict_cpu
 from liars_train.evaluation.policy_eval import evaluate_policy
-from liars_train.ppo.settings import Args, game_rules
+from liars_train.ppo.settings import Args, game_rules, network_shape
 
 
 def evaluate_weights(
@@ -42,14 +42,7 @@ def evaluate_weights(
     torch.set_num_threads(1)
     rules = game_rules(args)
     env = BatchedEnv(rules, num_envs=1, device="cpu", seed=0)
-    shape = NetworkShape(
-        env.observation_size,
-        env.num_actions,
-        args.hidden_size,
-        args.hidden_layers,
-        args.bid_features,
-        args.belief_features,
-    )
+    shape = network_shape(args, env)
     policy = PolicyNet(shape, rules)
     policy.load_state_dict(weights)
     policy.eval()

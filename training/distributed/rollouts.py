@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from liars_env.agents.batched import make_batched_bot
-from liars_env.agents.policy import NetworkShape, PolicyNet
+from liars_env.agents.policy import PolicyNet
 from liars_env.batched import BatchedEnv
 from liars_train.distributed.cluster import connect, require_ray
 from liars_train.distributed.league_sync import (
@@ -48,7 +48,7 @@ from liars_train.distributed.league_sync import (
 )
 from liars_train.league import League
 from liars_train.ppo.rollout import Batch, Rollout
-from liars_train.ppo.settings import Args, game_rules
+from liars_train.ppo.settings import Args, game_rules, network_shape
 from liars_train.reports import tqdm_write
 
 
@@ -109,14 +109,7 @@ class RolloutWorker:
             threads=args.torch_threads or None,
             backend=args.engine_backend,
         )
-        shape = NetworkShape(
-            env.observation_size,
-            env.num_actions,
-            args.hidden_size,
-            args.hidden_layers,
-            args.bid_features,
-            args.belief_features,
-        )
+        shape = network_shape(args, env)
         self.policy = PolicyNet(shape, rules)
         self.np_rng = np.random.default_rng(seed)
         generator = torch.Generator().manual_seed(seed)

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from liars_env.agents.batched import check_batched_bot_spec
+from liars_env.agents.policy import NetworkShape
 from liars_env.batched import resolve_backend
 from liars_env.rules import PRESETS, RuleSet
 from liars_train.config import (
@@ -421,3 +422,15 @@ def game_rules(args: Args) -> RuleSet:
     """The rule set a run trains on (``ValueError`` for bad ``rule_overrides``)."""
     refuse_table_size(args.rule_overrides, "rule_overrides:", "num_players")
     return RuleSet.preset(args.rules, num_players=args.num_players, **args.rule_overrides)
+
+
+def network_shape(args: Args, env: Any) -> NetworkShape:
+    """The policy network's shape for a run's settings on ``env`` (a batched engine)."""
+    return NetworkShape(
+        env.observation_size,
+        env.num_actions,
+        args.hidden_size,
+        args.hidden_layers,
+        args.bid_features,
+        args.belief_features,
+    )

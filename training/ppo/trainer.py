@@ -23,7 +23,6 @@ import torch
 
 from liars_env.agents.batched import make_batched_bot
 from liars_env.agents.policy import (
-    NetworkShape,
     PolicyNet,
     build_meta,
 )
@@ -35,7 +34,7 @@ from liars_train.ppo import checkpoints, evaluate
 from liars_train.ppo.exploiters import ExploiterResult, exploiter_args, judge_exploiter
 from liars_train.ppo.loss import entropy_weight, linear_schedule, magnet_weight
 from liars_train.ppo.rollout import Batch, Rollout, league_for
-from liars_train.ppo.settings import Args, game_rules, updates_of
+from liars_train.ppo.settings import Args, game_rules, network_shape, updates_of
 from liars_train.ppo.update import ppo_update
 from liars_train.reports import plot_learning_curve, progress_bar, tqdm_write, write_metrics
 
@@ -77,14 +76,7 @@ class Trainer:
             threads=args.torch_threads or None,
             backend=args.engine_backend,
         )
-        self.shape = NetworkShape(
-            self.env.observation_size,
-            self.env.num_actions,
-            args.hidden_size,
-            args.hidden_layers,
-            args.bid_features,
-            args.belief_features,
-        )
+        self.shape = network_shape(args, self.env)
         self.policy = PolicyNet(self.shape, self.rules).to(self.device)
         checkpoints.start_from(self.policy, init, args, self.rules, resume)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=args.learning_rate, eps=1e-5)
