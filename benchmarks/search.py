@@ -31,9 +31,12 @@ Strength against other players is the ladder's (``python -m liars_train.evaluati
       python benchmarks/search.py types --opponent bayes --games 30
 
 * ``exploit``: the exact exploitability (:func:`liars_env.solver.exploit`) of each base
-  and of ``search:`` over it on a small 2-player game (default: perudo, 1 die, 6 faces)::
+  and of ``search:`` over it at each ``--settings`` on each of the small 2-player
+  ``--games`` (names of ``benchmarks/exploitability.py``'s suite; default perudo_1x6),
+  with ``--latency-games`` the seconds per decision against the base, in one table::
 
-      python benchmarks/search.py exploit --bases belief checkpoint:PATH
+      python benchmarks/search.py exploit --bases belief checkpoint:PATH \
+          --games perudo_1x6 openspiel_1x6 --settings "" method=resolve --latency-games 10
 
 Every run uses one torch thread (``torch.set_num_threads(1)``) and prints a Markdown
 table; ``--out`` writes the rows as JSON.
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -52,6 +56,8 @@ import torch
 from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
 from liars_env.agents import make_agent, view_of
 from liars_env.solver import exploit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def with_settings(spec: str, settings: str) -> str:
@@ -186,26 +192,83 @@ def types_rows(opponent: str, games: int, seed: int, settings: str) -> list[dict
     ]
 
 
-def exploit_rows(bases: list[str], rules: RuleSet, settings: str) -> list[dict]:
-    """Exact exploitability of each base and of the search over it."""
+def exploit_rows(
+    bases: list[str], rules: RuleSet, settings: list[str], game: str = "", latency_games: int = 0
+) -> list[dict]:
+    """Exact exploitability of each base and of ``search:`` over it at each of ``settings``.
+
+    With ``latency_games``, each search agent also plays that many games against its base
+    (a fresh agent each game, seats alternating) and its seconds per decision are timed.
+    """
     from liars_env.solver import round_states
 
     _, trees = round_states(rules)
     rows = []
     for base in bases:
-        for spec in (base, with_settings(f"search:{base}", settings)):
+        specs = [base] + [with_settings(f"search:{base}", s) for s in settings]
+        for spec in specs:
+            t0 = time.perf_counter()
             agent = make_agent(spec, rules, seed=0)
+            built = time.perf_counter() - t0
             result = exploit(agent, rules, trees=trees, seats=(0,))  # views are seat-relative
-            rows.append(
-                {
-                    "spec": spec,
-                    "exploitability": result.exploitability,
-                    "queries": result.queries,
-                    "seconds": result.seconds,
-                }
-            )
+            row = {
+                "game": game,
+                "spec": spec,
+                "exploitability": result.exploitability,
+                "queries": result.queries,
+                "seconds": result.seconds,
+                "build_s": built,
+            }
+            if latency_games and spec != base:
+                row |= decision_seconds(spec, base, rules, latency_games)
+            rows.append(row)
             print(rows[-1], flush=True)
     return rows
+
+
+def decision_seconds(spec: str, base: str, rules: RuleSet, games: int) -> dict:
+    """Median and largest seconds per decision of ``spec`` against ``base``, fresh agents."""
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    other = make_agent(base, rules, seed=1)
+    first, later = [], []
+    for g in range(games):
+        agent = make_agent(spec, rules, seed=g)
+        rng = np.random.default_rng([7, g])
+        state = game.new_game(rng)
+        seat = g % 2
+        while not state.is_over:
+            view = view_of(game, layout, state)
+            if state.current_player != seat:
+                game.apply(state, other.act(view), rng)
+                continue
+            t0 = time.perf_counter()
+            action = agent.act(view)
+            (later if view.bids else first).append(time.perf_counter() - t0)
+            game.apply(state, action, rng)
+    times = first + later
+    return {
+        "latency_games": games,
+        "decisions": len(times),
+        "median_s": float(np.median(times)),
+        "max_s": float(np.max(times)),
+        "first_bid_median_s": float(np.median(first)) if first else float("nan"),
+        "later_median_s": float(np.median(later)) if later else float("nan"),
+    }
+
+
+def exploit_table(rows: list[dict]) -> str:
+    """The exploit rows as one Markdown table."""
+    lines = [
+        "| game | agent | exact exploitability | s per decision, median (max) | seconds |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lat = f"{r['median_s']:.3f} ({r['max_s']:.2f})" if "median_s" in r else ""
+        lines.append(
+            f"| {r['game']} | `{r['spec']}` | {r['exploitability']:.4f} | {lat} | "
+            f"{r['seconds']:.0f} |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,9 +291,19 @@ def main(argv: list[str] | None = None) -> int:
     ora.add_argument("--settings", default="")
     exp = sub.add_parser("exploit")
     exp.add_argument("--bases", nargs="+", default=["belief"])
-    exp.add_argument("--dice", type=int, default=1)
-    exp.add_argument("--faces", type=int, default=6)
-    exp.add_argument("--settings", default="")
+    exp.add_argument(
+        "--games",
+        nargs="+",
+        default=["perudo_1x6"],
+        help="solvable games: names of benchmarks/exploitability.py's GAMES, or PRESET_DxF",
+    )
+    exp.add_argument(
+        "--settings",
+        nargs="+",
+        default=[""],
+        help="one search row per settings string (key=value,...; '' is the default)",
+    )
+    exp.add_argument("--latency-games", type=int, default=0, help="games per search agent to time")
     typ = sub.add_parser("types")
     typ.add_argument("--opponent", default="bayes")
     typ.add_argument("--games", type=int, default=30)
@@ -285,13 +358,13 @@ def main(argv: list[str] | None = None) -> int:
             bids = "3 or more" if r["bids"] == 3 else r["bids"]
             print(f"| {bids} | {r['decisions']} | {r['median']:.3f} | {r['above_half']:.2f} |")
     else:
-        rules = RuleSet.preset("perudo", num_players=2, dice_per_player=ns.dice, faces=ns.faces)
-        rows = exploit_rows(ns.bases, rules, ns.settings)
-        print("| agent | exact exploitability | queries | seconds |\n|---|---|---|---|")
-        for r in rows:
-            print(
-                f"| {r['spec']} | {r['exploitability']:.4f} | {r['queries']} | {r['seconds']:.0f} |"
-            )
+        from exploitability import game_rules  # the solvable games' suite, beside this file
+
+        rows = []
+        for name in ns.games:
+            rules = game_rules(name)
+            rows += exploit_rows(ns.bases, rules, ns.settings, name, ns.latency_games)
+        print(exploit_table(rows))
     if ns.out:
         Path(ns.out).write_text(json.dumps(rows, indent=2))
     return 0

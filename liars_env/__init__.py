@@ -16,12 +16,16 @@ folder              what lives there                                         may
                     array form (``kernels``), numba loops, memory, threads
 ``solver/``         exact solutions of small 2-player games, exact           the game
                     exploitability of any agent, the OpenSpiel adapter
+``text/``           text agents: the prompt of a position, the reader of     the game
+                    replies, the move parser, a prompt read back
 ``agents/``         every player: bots and their batched twins, the belief   the game,
-                    model, the policy network and checkpoints, the registry  batched, solver
+                    model, the policy network and checkpoints, the           batched,
+                    ``llm:`` agent, the registry                             solver, text
 ``envs/``           views for RL clients: PettingZoo AEC env, Gymnasium      the game,
-                    env, text and RGB rendering, the versioned modules       agents
-``play/``           people at the table: terminal game, move parser, web     everything
-                    table and replays                                        above
+                    env, text and RGB rendering, the versioned modules,      text, agents
+                    a TextArena env
+``play/``           people at the table: terminal game, web table, replays,  everything
+                    a chat-completions test server answering as a bot        above
 ==================  =======================================================  ==============
 
 Modules that moved in 0.3.0 keep their old import paths with a ``DeprecationWarning``

@@ -43,6 +43,16 @@ from liars_env.rules import (
 )
 
 
+def unknown_reveal() -> dict[str, Any]:
+    """The ``last_reveal`` of :class:`GameState` of a state rebuilt without its past.
+
+    ``None`` means no call yet this game; a state made from a position alone (the batched
+    engine's :meth:`~liars_env.batched.BatchedEnv.states`, the solver's later rounds)
+    does not know the last reveal, and says so with ``{"call": None, "unknown": True}``.
+    """
+    return {"call": None, "unknown": True}
+
+
 def action_id(action: Any) -> int | None:
     """``action`` as an int id, or ``None`` if it is not one.
 
@@ -83,6 +93,11 @@ class GameState:
             call can eliminate several at once).
         winner: The last seat with dice, or ``None`` while the game goes on.
         actions: Every action applied since :meth:`LiarsDiceGame.new_game`.
+        last_reveal: The game's latest call as public facts (every player saw them), or
+            ``None`` before the first: ``{"call", "bid": [q, f], "bidder", "caller",
+            "shown": [[seat, faces], ...]`` (the counted hands), ``"count", "palifico",
+            "losers", "gainers", "eliminated"}``. Not compared by ``==``: it follows
+            from the actions.
     """
 
     dice: list[list[int]]
@@ -96,6 +111,7 @@ class GameState:
     out_order: list[list[int]] = field(default_factory=list)
     winner: int | None = None
     actions: list[int] = field(default_factory=list)
+    last_reveal: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def is_over(self) -> bool:
@@ -438,6 +454,18 @@ class LiarsDiceGame:
             remaining = [s for s in active if dice_left[s] > 0]
         revealed = {s: list(state.dice[s]) for s in active}
         was_palifico = state.palifico
+        state.last_reveal = {
+            "call": call,
+            "bid": [quantity, face],
+            "bidder": bidder,
+            "caller": caller,
+            "shown": [[s, list(state.dice[s])] for s in counted],
+            "count": count,
+            "palifico": was_palifico,
+            "losers": list(outcome.losers),
+            "gainers": list(outcome.gainers),
+            "eliminated": list(eliminated),
+        }
         # The loser of a challenge opens; after an exact call the caller opens. Either
         # way, an eliminated opener hands over to the next active seat clockwise.
         anchor = outcome.losers[0] if call == "challenge" else caller

@@ -185,6 +185,8 @@ class PlayerView:
         opener: Seat that opened the round.
         palifico: Whether the round is palifico.
         mask: Legal actions (int8 0/1).
+        last_reveal: The game's latest call, as every player saw it (see
+            ``last_reveal`` of :class:`~liars_env.engine.GameState`), or ``None``.
     """
 
     rules: RuleSet
@@ -197,6 +199,7 @@ class PlayerView:
     palifico: bool
     mask: np.ndarray
     _layout: ObservationLayout = field(repr=False, compare=False)
+    last_reveal: dict | None = field(default=None, compare=False)
 
     @cached_property
     def observation(self) -> np.ndarray:
@@ -247,4 +250,5 @@ def view_of(
         palifico=state.palifico,
         mask=mask,
         _layout=layout,
+        last_reveal=state.last_reveal,
     )

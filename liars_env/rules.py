@@ -1,6 +1,6 @@
 """The rules of Liar's Dice: one frozen :class:`RuleSet` and the rule functions.
 
-Every rule of ``shared/RULES.md`` lives here exactly once:
+Every rule of the rules page (``docs/rules.md``) lives here exactly once:
 
 * which bids are legal (:func:`is_legal_bid`),
 * how dice are counted at a reveal (:func:`count_matches`),
@@ -48,7 +48,7 @@ _FLAGS = ("bid_cap", "palifico", "single_round")
 
 @dataclass(frozen=True)
 class RuleSet:
-    """One variant of Liar's Dice: exactly the options of RULES.md's option table.
+    """One variant of Liar's Dice: exactly the options of docs/rules.md's option table.
 
     Build one directly, or from a named preset with :meth:`RuleSet.preset`. Every field is
     checked on construction; a bad value raises ``ValueError`` naming the field, the value
@@ -123,7 +123,7 @@ class RuleSet:
     # ----------------------------------------------------------------- constructors
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> RuleSet:
-        """Builds the named preset of RULES.md, with some fields overridden.
+        """Builds the named preset of docs/rules.md, with some fields overridden.
 
         Args:
             name: A key of :data:`PRESETS`, e.g. ``"perudo"`` or ``"sanford_wild"``.
@@ -242,7 +242,7 @@ PRESETS: dict[str, RuleSet] = {
     "individual_hand": dataclasses.replace(_COMMON_HAND, hand="individual"),
     "openspiel_liars_dice": _OPENSPIEL,
 }
-"""Every preset of RULES.md, by name, at its default table size: 3 players, but 2 players
+"""Every preset of docs/rules.md, by name, at its default table size: 3 players, but 2 players
 with 1 die of 6 faces for ``openspiel_liars_dice`` (the defaults of OpenSpiel's game)."""
 
 PRESET_PLAYERS: dict[str, tuple[int, int]] = {
@@ -399,7 +399,7 @@ def fixed_first_opener(rules: RuleSet, dice_left: Sequence[int]) -> int | None:
 
 
 def is_palifico_round(rules: RuleSet, opener_dice: int, opener_has_had_palifico: bool) -> bool:
-    """Whether a round is palifico (convention of RULES.md).
+    """Whether a round is palifico (convention of docs/rules.md).
 
     A round is palifico when the rules enable it, its opener holds exactly one die, and
     that opener has not opened a palifico round before in this game.

@@ -309,3 +309,36 @@ def test_watch_bots_play(server, browser):
     assert page.get_attribute("body", "data-turn") == turn
     assert page.evaluate("S.paused && S.timer === null")
     page.close()
+
+
+def test_replay_shows_a_text_agents_words_beside_its_moves(server, browser, tmp_path):
+    pytest.importorskip("openai")
+    from liars_env.play.bot_server import BotServer
+    from liars_env.play.web.recording import load_replay
+    from liars_env.play.web.session import replay_json
+    from liars_env.rules import RuleSet
+    from liars_train.evaluation.tournament import evaluate
+
+    thread, store = server
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2)
+    with BotServer(mode="illegal_once") as bots:  # each move: a bad reply, then a good one
+        spec = f"llm:cautious?base_url={bots.base_url}"
+        evaluate(rules, [spec, "belief"], 2, seed=3, progress=False, record=tmp_path)
+    data = replay_json(load_replay(tmp_path / "game_000000.jsonl"))
+    rid = store.add_replay(data)
+    first = next(i for i, f in enumerate(data["frames"]) if f["event"] and f["event"]["calls"])
+    page = browser.new_page(viewport={"width": 390, "height": 800})  # phone width
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{thread.url}/?replay={rid}")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    for _ in range(first):
+        page.click("#fwd-btn")
+    words = page.locator("#event .words li")
+    assert words.count() == 2  # the refused reply and the one played
+    assert "is not legal now" in words.nth(0).inner_text()
+    assert "Final answer:" in words.nth(1).inner_text() and "read as" in words.nth(1).inner_text()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width}px wide at phone width"
+    assert not errors, errors
+    page.close()

@@ -1,4 +1,4 @@
-"""RULES.md conformance cases 1–14 as scenario tables, plus edge cases of our own."""
+"""The rule specification's conformance cases 1–14 as scenario tables, and edge cases."""
 
 from __future__ import annotations
 

@@ -27,8 +27,11 @@ COMPAT_MODULES = {
     "pyspiel",
     "starlette",
     "uvicorn",
+    "openai",
+    "textarena",
 }
-"""Client libraries of the ``compat``/``rllib`` extras: a page needing an absent one skips."""
+"""Client libraries of the ``compat``/``rllib``/``llm`` extras: a page needing an absent one
+skips."""
 BLOCK = re.compile(r"```(python|bash)\n(.*?)```", re.S)
 
 

@@ -147,7 +147,7 @@ def test_exploiter_joins_the_league_only_when_it_beats_the_main_policy(
         seen["opponent"], seen["threads"] = opponent, threads
         return {"win_rate": measured, "games": games, "wins": 0, "ci95": [0, 1]}
 
-    monkeypatch.setattr(ppo, "play_match", match)
+    monkeypatch.setattr(ppo.exploiters, "play_match", match)  # where the judge finds it
     from torch.utils.tensorboard import SummaryWriter
 
     with SummaryWriter(str(tmp_path / "tb")) as writer:

@@ -190,7 +190,7 @@ def test_the_trainer_follows_the_entropy_schedule(tmp_path, monkeypatch):
         seen.append(a[-1] if len(a) > 10 else k.get("ent_coef"))
         return loss(*a, **k)
 
-    monkeypatch.setattr(ppo, "ppo_loss", spy)
+    monkeypatch.setattr(ppo.update, "ppo_loss", spy)  # where the update finds it
     args = args_with(
         f"runs_dir={tmp_path}",
         "run_name=ent",

@@ -46,3 +46,27 @@ def test_types_run_reads_who_is_bidding(tmp_path, capsys):
     # the opponent is the base itself: once it has bid twice, the base is the likelier
     assert all(r["median"] > 0.5 for r in rows if r["bids"] >= 2)
     assert "| bids of `checkpoint:checkpoints/perudo_2p` this round |" in capsys.readouterr().out
+
+
+def test_exploit_run_tables_every_game_base_and_setting(tmp_path, capsys):
+    out = tmp_path / "exploit.json"
+    argv = ["exploit", "--games", "perudo_1x3", "perudo_calza_1x3", "--bases", "probabilistic"]
+    argv += ["--settings", "method=resolve", "method=resolve,values=base", "--latency-games", "2"]
+    assert load_bench().main([*argv, "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    specs = ["probabilistic", "search:probabilistic?method=resolve"]
+    specs.append("search:probabilistic?method=resolve,values=base")
+    assert [(r["game"], r["spec"]) for r in rows] == [
+        (g, s) for g in ("perudo_1x3", "perudo_calza_1x3") for s in specs
+    ]
+    by = {(r["game"], r["spec"]): r for r in rows}
+    # re-solving is far below its base on both; on the one-round game the later rounds'
+    # values change nothing, with calza they do (the base's values are worse)
+    for game in ("perudo_1x3", "perudo_calza_1x3"):
+        assert by[game, specs[1]]["exploitability"] < by[game, specs[0]]["exploitability"] / 5
+        assert by[game, specs[1]]["decisions"] > 0 and by[game, specs[1]]["median_s"] > 0
+    one = by["perudo_1x3", specs[1]]["exploitability"]
+    assert by["perudo_1x3", specs[2]]["exploitability"] == one
+    calza = by["perudo_calza_1x3", specs[1]]["exploitability"]
+    assert by["perudo_calza_1x3", specs[2]]["exploitability"] > 2 * calza
+    assert "| perudo_calza_1x3 | `search:probabilistic?method=resolve` |" in capsys.readouterr().out

@@ -3,8 +3,9 @@
 ==========================  ==========================================================
 module                      what lives there
 ==========================  ==========================================================
-``ppo``                     the masked PPO algorithm and its ``Args`` (one file, in the
-                            manner of CleanRL's ``ppo.py``)
+``ppo/``                    the masked PPO trainer, one module per role: ``settings``
+                            (``Args``), ``loss``, ``rollout``, ``update``, ``exploiters``,
+                            ``checkpoints``, ``trainer`` (the loop)
 ``train``                   ``liars-train``: a run from a YAML config (PPO or RLlib)
 ``config``                  settings from YAML and ``key=value`` items, checked first
 ``league``                  the opponents a learner meets, batched matches

@@ -33,6 +33,9 @@ from liars_env.batched.threads import DEFAULT_THREADS, using_threads
 from liars_env.rules import RuleSet
 from liars_train.stats import wilson_interval
 
+TEXT_AGENT_KINDS = ("llm", "textarena")
+"""Spec prefixes of text agents, which play as ``search`` members (through ``act_batch``)."""
+
 WIN_WINDOW = 2000.0
 """Games after which a member's win counts are halved (a moving window)."""
 
@@ -52,16 +55,21 @@ more, a copy of oneself wins as often as anyone, so it always looks hard."""
 
 
 def check_member_spec(spec: str) -> None:
-    """Raises ``ValueError`` unless ``spec`` is ``checkpoint:PATH``, a batched bot or a search.
+    """Raises ``ValueError`` unless ``spec`` is a checkpoint, bot, search or text agent.
 
-    A bot is ``random`` or a preset, possibly with settings changed
-    (``bayes:bluff_rate=0.2``; see :func:`~liars_env.agents.batched.check_batched_bot_spec`);
-    a search is ``search:SPEC`` (see :mod:`liars_env.agents.search`), whose settings are
-    checked here and its base when it is built.
+    A checkpoint is ``checkpoint:PATH``; a bot is ``random`` or a preset, possibly with
+    settings changed (``bayes:bluff_rate=0.2``; see
+    :func:`~liars_env.agents.batched.check_batched_bot_spec`); a search is
+    ``search:SPEC`` (see :mod:`liars_env.agents.search`), whose settings are checked here
+    and its base when it is built; a text agent is ``llm:MODEL?...`` or
+    ``textarena:CLASS?...`` (see :mod:`liars_env.agents.text_agent`), checked when built.
+    Searches and text agents play as ``search`` members, through their ``act_batch``.
     """
     if not isinstance(spec, str):
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
     if spec.startswith("checkpoint:") and len(spec) > 11:
+        return
+    if spec.partition(":")[0] in TEXT_AGENT_KINDS:
         return
     if spec.startswith("search:"):
         parse_search_spec(spec)
@@ -126,7 +134,7 @@ class Member:
 def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> Member:
     """A bot or checkpoint member from its spec (see :func:`check_member_spec`)."""
     check_member_spec(spec)
-    if spec.startswith("search:"):
+    if spec.startswith("search:") or spec.partition(":")[0] in TEXT_AGENT_KINDS:
         return Member(spec, "search", spec=spec, search=make_agent(spec, rules))
     if not spec.startswith("checkpoint:"):
         return Member(spec, "bot", spec=spec)

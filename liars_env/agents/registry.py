@@ -13,6 +13,12 @@ Specs:
 * ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
   at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
   ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
+* ``llm:MODEL?settings``: a language model behind an OpenAI-compatible endpoint, e.g.
+  ``llm:gpt-4o-mini`` or ``llm:qwen2.5:7b?base_url=http://127.0.0.1:11434/v1&temperature=0``
+  (needs the ``llm`` extra; see :mod:`liars_env.agents.llm`).
+* ``textarena:CLASS?settings``: one of TextArena's agents, e.g.
+  ``textarena:OpenAIAgent?model_name=gpt-4o-mini`` (needs the ``textarena`` extra; see
+  :mod:`liars_env.agents.textarena_agent`).
 * ``MODULE:ATTR``: your own agent, by import path, e.g. ``mypkg.bots:MyBot`` (see below).
 * ``NAME``: your own agent, registered by an installed package under the
   ``liars_dice.agents`` entry-point group, e.g. ``--agents mybot``.
@@ -28,7 +34,8 @@ spec as its name. ``ATTR`` may be dotted (``mypkg.bots:Bots.strong``).
 How a spec is read, in order:
 
 1. the built-in forms above win: ``random``, the bot presets, ``NAME:key=value``
-   settings of a bot preset, ``checkpoint:PATH``, ``search:SPEC``; a built-in name before a ``:`` is
+   settings of a bot preset, ``checkpoint:PATH``, ``search:SPEC``, ``llm:MODEL``,
+   ``textarena:CLASS``; a built-in name before a ``:`` is
    never read as a module (so ``probabilistic:bluff_rate=0.1`` and ``checkpoint:a.b:c``
    keep their meaning);
 2. any other spec with a ``:`` is an import path ``MODULE:ATTR``: ``MODULE`` a dotted
@@ -76,6 +83,8 @@ AGENT_NAMES = (
     "checkpoint:PATH",
     "solver",
     "search:SPEC",
+    "llm:MODEL",
+    "textarena:CLASS",
     "MODULE:ATTR",
 )
 """Every spec form :func:`make_agent` accepts (plus installed entry-point names)."""
@@ -112,6 +121,14 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         return CheckpointAgent.load(arg, rules, seed=seed)
     if name == "search":
         return _make_search(spec, rules, seed)
+    if name == "llm":
+        from liars_env.agents.llm import make_llm_agent  # openai, only when asked
+
+        return make_llm_agent(spec, rules, seed=seed)
+    if name == "textarena":
+        from liars_env.agents.textarena_agent import make_textarena_agent  # textarena
+
+        return make_textarena_agent(spec)
     if name == "random" and not arg:
         return RandomAgent(seed)
     if name == "solver" and not arg:

@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from itertools import combinations_with_replacement
 from typing import Any
 
@@ -70,311 +70,49 @@ import numpy as np
 import torch
 
 from liars_env.agents.base import PlayerView
-from liars_env.agents.batched import check_batched_bot_spec, make_batched_bot
+from liars_env.agents.batched import make_batched_bot
 from liars_env.agents.belief import BeliefModel
 from liars_env.agents.probabilistic import BOT_PRESETS, bot_params
+from liars_env.agents.search_bases import (
+    _as_numpy,
+    _Base,
+    _BotBase,
+    _is_batched_bot,
+    _NetworkBase,
+    _ScalarBase,
+    dice_value,
+)
+from liars_env.agents.search_settings import (
+    BELIEFS,
+    CHOICE_RULES,
+    DEPTHS,
+    METHODS,
+    PRIOR_FLOOR,
+    RESOLVE_VALUES,
+    SearchSettings,
+    parse_search_spec,
+)
 from liars_env.batched import BatchedEnv
 from liars_env.batched.kernels import known_matches, round_wild, wild_faces
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, view_of
 from liars_env.rules import RuleSet, loser_reward
+from liars_env.solver.exploitability import round_position
+from liars_env.solver.graph import RoundState
 from liars_env.solver.resolve import SubgameResolver
 
-PRIOR_FLOOR = 1e-3
-"""Added to the base's probability of every candidate in the choice rule, so that the
-values can still pick a move the base all but rules out (a call it never makes)."""
-
-DEPTHS = ("round", "game")
-"""Values of the ``depth`` setting."""
-
-METHODS = ("rollout", "resolve")
-"""Values of the ``method`` setting."""
-
-BELIEFS = ("auto", "policy", "model", "robust", "mixed")
-"""Values of the ``belief`` setting."""
-
-CHOICE_RULES = {"mixed": (0.5, 0.02), "other": (1.0, 0.1)}
-"""The choice rule's ``(prior, temperature)`` where the settings leave them unset: greedy
-with the ``mixed`` belief, whose model of each opponent is checked against its bids (a
-move's values can be trusted over the base's probabilities); the KL-regularised rule
-at ``τ = 0.1`` with the others, whose model of the opponents is fixed (measured:
-``docs/search.md``)."""
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """The settings of a search (``search:SPEC?key=value,...``)."""
-
-    samples: int = 64
-    """Deals of the hidden dice sampled from the belief per decision."""
-    rollouts: int = 1
-    """Playouts per candidate and deal."""
-    candidates: int = 4
-    """The base agent's most likely bids searched (every legal call is searched too)."""
-    depth: str = "round"
-    """``round``: play to the searcher's first decision after the round and score it
-    (value head, or the dice left); ``game``: play to the end of the game."""
-    temperature: float | None = None
-    """``τ`` of the choice rule (see the module docstring); smaller is greedier.
-    ``None``: by the belief (:data:`CHOICE_RULES`)."""
-    prior: float | None = None
-    """``α``, the weight of the base's probabilities in the choice rule (1: the
-    KL-regularised rule; 0: a softmax of the values alone over the candidates).
-    ``None``: by the belief (:data:`CHOICE_RULES`)."""
-    belief: str = "auto"
-    """How opponents are modelled: ``policy`` (the base agent's own probabilities),
-    ``model`` (the belief model), ``auto`` (``mixed`` for a checkpoint, ``model``
-    otherwise: asking a scalar bot for every hand is slow), ``robust``: ``samples``
-    deals from each of the two, each move valued at the worse of its two mean returns
-    (for opponents that may bid unlike the base; twice the playouts at the same
-    ``samples``, while ``budget`` counts both), or ``mixed``: each opponent is either
-    the base or one of the bots of ``types`` (half the prior on the base, the rest
-    shared), its bids this round weigh those players as well as its hands (Bayesian
-    model averaging), and in the playouts each opponent is played by the player drawn
-    for it with its hand."""
-    types: str = "probabilistic+cautious+bold+bayes+belief"
-    """The bots a ``mixed`` belief considers besides the base, ``+``-separated presets
-    (:data:`~liars_env.agents.probabilistic.BOT_PRESETS`)."""
-    floor: float = 0.01
-    """Share of a uniform choice mixed into the modelled bids (a real opponent is not
-    the base agent: no hand is ruled out by one bid)."""
-    seed: int = 0
-    """Seeds every draw (with the position)."""
-    budget: int = 0
-    """Playouts per decision (``0``: not set). When set, ``samples`` is derived from it:
-    the budget split over the candidates and rollouts (at least one deal)."""
-    method: str = "rollout"
-    """``rollout``: belief, playouts and choice as above. ``resolve``: solve the rest of
-    the round at each decision (CFR+ on its public tree from the ranges the bids imply,
-    continual re-solving; :mod:`liars_env.solver.resolve`), the base valuing the rounds
-    after it; only for 2-player games small enough for the solver, where it plays an
-    equilibrium of each round and is hard to exploit (``docs/search.md``)."""
-    iterations: int = 100
-    """CFR+ iterations per decision with ``method=resolve``."""
-
-    def __post_init__(self) -> None:
-        for name in ("samples", "rollouts", "candidates", "iterations"):
-            value = getattr(self, name)
-            if type(value) is not int or value < 1:
-                raise ValueError(f"search setting {name} must be a positive int, got {value!r}")
-        for name in ("seed", "budget"):
-            value = getattr(self, name)
-            if type(value) is not int or value < 0:
-                raise ValueError(f"search setting {name} must be an int >= 0, got {value!r}")
-        if self.method not in METHODS:
-            raise ValueError(f"search setting method must be one of {METHODS}, got {self.method!r}")
-        if self.depth not in DEPTHS:
-            raise ValueError(f"search setting depth must be one of {DEPTHS}, got {self.depth!r}")
-        if self.belief not in BELIEFS:
-            raise ValueError(f"search setting belief must be one of {BELIEFS}, got {self.belief!r}")
-        for name in self.types.split("+"):
-            if name not in BOT_PRESETS:
-                raise ValueError(
-                    f"search setting types must be presets joined by '+' (of "
-                    f"{', '.join(BOT_PRESETS)}), got {self.types!r}"
-                )
-        if self.temperature is not None and not (
-            isinstance(self.temperature, float) and 0 < self.temperature < math.inf
-        ):
-            raise ValueError(
-                f"search setting temperature must be a positive number, got {self.temperature!r}"
-            )
-        if self.prior is not None and not (
-            isinstance(self.prior, float) and 0.0 <= self.prior < math.inf
-        ):
-            raise ValueError(f"search setting prior must be a number >= 0, got {self.prior!r}")
-        if not (isinstance(self.floor, float) and 0.0 <= self.floor < 1.0):
-            raise ValueError(f"search setting floor must lie in [0, 1), got {self.floor!r}")
-
-
-def parse_search_spec(spec: str) -> tuple[str, SearchSettings]:
-    """The base spec and the settings of a ``search:`` spec.
-
-    Example:
-        >>> base, settings = parse_search_spec("search:belief?samples=32,temperature=0.2")
-        >>> base, settings.samples, settings.temperature, settings.candidates
-        ('belief', 32, 0.2, 4)
-        >>> parse_search_spec("search:belief?sample=32")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        ValueError: search spec 'search:belief?sample=32': unknown setting 'sample'; ...
-
-    Raises:
-        ValueError: for a spec that is not ``search:BASE[?key=value,...]``, an unknown
-            key, a value of the wrong type or out of range, or both ``samples`` and
-            ``budget`` set.
-    """
-    name, colon, rest = spec.partition(":")
-    if name != "search" or not colon:
-        raise ValueError(f"a search spec is 'search:BASE[?key=value,...]', got {spec!r}")
-    base, question, items = rest.rpartition("?") if "?" in rest else (rest, "", "")
-    if not base:
-        raise ValueError(
-            f"search spec {spec!r} names no base agent; expected e.g. "
-            "'search:checkpoint:checkpoints/perudo_3p' or 'search:belief?samples=128'"
-        )
-    known = {f.name: f for f in fields(SearchSettings)}
-    settings: dict[str, Any] = {}
-    for item in items.split(",") if items else []:
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if key not in known:
-            raise ValueError(
-                f"search spec {spec!r}: unknown setting {key!r}; expected key=value with "
-                f"key one of {', '.join(known)}"
-            )
-        if not eq:
-            raise ValueError(f"search spec {spec!r}: setting {key!r} needs a value (key=value)")
-        kind = float if key in ("temperature", "prior") else type(getattr(SearchSettings, key))
-        try:
-            settings[key] = kind(value) if kind is not int else _int(value)
-        except ValueError:
-            raise ValueError(
-                f"search spec {spec!r}: setting {key} must be {kind.__name__}, got {value!r}"
-            ) from None
-    if "samples" in settings and settings.get("budget"):
-        raise ValueError(f"search spec {spec!r}: set samples or budget, not both")
-    try:
-        return base, SearchSettings(**settings)
-    except ValueError as exc:
-        raise ValueError(f"search spec {spec!r}: {exc}") from None
-
-
-def _int(text: str) -> int:
-    value = float(text)
-    if value != int(value):
-        raise ValueError(text)
-    return int(value)
-
-
-def dice_value(dice_left: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
-    """A position's value to ``seat`` from the dice alone (for a base without a value head).
-
-    The seat's share of the dice in play, ``s``, taken as its chance to win and turned
-    into an expected return: ``s · 1 + (1 − s) · (−1/(N − 1))``. Exact where the round
-    decides the game; a crude but monotone score elsewhere.
-
-    Args:
-        dice_left: ``(B, N)`` dice per seat.
-        seat: ``(B,)`` the seat valued.
-
-    Example:
-        >>> dice_value(torch.tensor([[3, 1], [0, 2]]), torch.tensor([0, 0])).tolist()
-        [0.5, -1.0]
-    """
-    n = dice_left.shape[1]
-    share = dice_left.gather(1, seat[:, None]).squeeze(1) / dice_left.sum(1)
-    return share * (1 + 1 / (n - 1)) - 1 / (n - 1)
-
-
-# --------------------------------------------------------------------------- bases
-class _Base:
-    """What the search asks of its base agent (one adapter per kind of agent)."""
-
-    has_value = False
-
-    def __init__(self, agent: Any, rules: RuleSet) -> None:
-        self.agent = agent
-        self.rules = rules
-
-    def probabilities(self, views: list[PlayerView]) -> np.ndarray:
-        """The base's action distributions at ``views``, ``(len, A)``."""
-        batch = getattr(self.agent, "action_probabilities_batch", None)
-        if batch is not None:
-            return np.asarray(batch(views), dtype=np.float64)
-        return np.stack([_as_numpy(self.agent.action_probabilities(v)) for v in views])
-
-    def bid_log_probabilities(
-        self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor, views: Any
-    ) -> torch.Tensor:
-        """``log π(action | position)`` of many positions (``views()`` builds them)."""
-        probs = self.probabilities(views())
-        picked = probs[np.arange(len(probs)), actions.numpy()]
-        return torch.from_numpy(np.log(np.maximum(picked, 1e-300)))
-
-    def reseed(self, seed: int) -> None:
-        """Seeds the rollouts' own draws."""
-
-    def rollout(self, env: BatchedEnv, obs, mask, rows, generator) -> torch.Tensor:
-        """Actions of the acting players of ``env``'s games ``rows``."""
-        raise NotImplementedError
-
-    def values(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The value head at ``obs`` (bases with one)."""
-        raise NotImplementedError
-
-
-class _NetworkBase(_Base):
-    """A checkpoint: its network decides rollouts, weighs hands and scores positions."""
-
-    has_value = True
-
-    def __init__(self, agent: Any, rules: RuleSet) -> None:
-        super().__init__(agent, rules)
-        self.model = agent.model
-
-    def probabilities(self, views: list[PlayerView]) -> np.ndarray:
-        obs = torch.from_numpy(np.stack([v.observation for v in views]))
-        mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
-        with torch.no_grad():
-            return torch.softmax(self.model(obs, mask)[0].double(), -1).numpy()
-
-    def bid_log_probabilities(self, obs, mask, actions, views) -> torch.Tensor:
-        with torch.no_grad():
-            logits, _ = self.model(obs, mask)
-            return torch.log_softmax(logits.double(), -1).gather(1, actions[:, None])[:, 0]
-
-    def rollout(self, env, obs, mask, rows, generator) -> torch.Tensor:
-        from liars_env.agents.policy import sample_actions
-
-        logits, _ = self.model(obs[rows], mask[rows])
-        return sample_actions(logits, generator)
-
-    def values(self, obs, mask) -> torch.Tensor:
-        return self.model(obs, mask)[1].double()
-
-
-class _BotBase(_Base):
-    """A bot with a batched twin (:mod:`liars_env.agents.batched`) for the rollouts."""
-
-    def __init__(self, agent: Any, rules: RuleSet, spec: str) -> None:
-        super().__init__(agent, rules)
-        self.spec = spec
-        self._bots: dict[int, Any] = {}
-        self._seed = 0
-
-    def reseed(self, seed: int) -> None:
-        self._seed = seed
-        for bot in self._bots.values():
-            bot.generator.manual_seed(seed)
-
-    def rollout(self, env, obs, mask, rows, generator) -> torch.Tensor:
-        bot = self._bots.get(id(env))
-        if bot is None or bot.env is not env:
-            bot = self._bots[id(env)] = make_batched_bot(env, self.spec, self._seed)
-        return bot.act(mask, rows, obs)
-
-
-class _ScalarBase(_Base):
-    """Any agent with ``action_probabilities``: rollouts ask it game by game (slow)."""
-
-    def __init__(self, agent: Any, rules: RuleSet) -> None:
-        super().__init__(agent, rules)
-        self.game = LiarsDiceGame(rules)
-        self.layout = ObservationLayout(rules)
-
-    def rollout(self, env, obs, mask, rows, generator) -> torch.Tensor:
-        states = env.states(rows)
-        probs = self.probabilities([view_of(self.game, self.layout, s) for s in states])
-        u = torch.rand(len(states), generator=generator, dtype=torch.float64).numpy()
-        cumulative = np.cumsum(probs, 1)
-        picks = (cumulative < (u * cumulative[:, -1])[:, None]).sum(1)
-        return torch.from_numpy(np.minimum(picks, probs.shape[1] - 1))
-
-
-def _as_numpy(probs: Any) -> np.ndarray:
-    if isinstance(probs, torch.Tensor):
-        return probs.detach().double().cpu().numpy()
-    return np.asarray(probs, dtype=np.float64)
+__all__ = [
+    "BELIEFS",
+    "DEPTHS",
+    "METHODS",
+    "RESOLVE_VALUES",
+    "SearchAgent",
+    "SearchResult",
+    "SearchSettings",
+    "dice_value",
+    "parse_search_spec",
+    "replace_settings",
+]
 
 
 # --------------------------------------------------------------------------- search
@@ -484,13 +222,45 @@ class SearchAgent:
         self.rng = np.random.default_rng(seed)
         self.resolver = None
         if self.settings.method == "resolve":
+            values: Any = self.settings.values
+            if values == "critic":
+                if not isinstance(self.base, _NetworkBase):
+                    raise ValueError(
+                        "search setting values=critic needs a checkpoint base (a value "
+                        f"network), got {base_spec!r}"
+                    )
+                values = self._critic_value
             try:
-                self.resolver = SubgameResolver(base, rules, self.settings.iterations)
+                self.resolver = SubgameResolver(
+                    base, rules, self.settings.iterations, values=values
+                )
             except ValueError as exc:
                 raise ValueError(
                     f"search setting method=resolve needs a 2-player game small enough for "
                     f"the solver: {exc}"
                 ) from None
+
+    def _critic_value(self, key: RoundState) -> float:
+        """``values=critic``: the base's value network's estimate of round ``key``.
+
+        The value head at the opener's first decision of the round, averaged over the
+        opener's hands by their chance (the network's estimate of the opener's return).
+        """
+        tree = self.resolver.trees[key]
+        views = [
+            view_of(
+                self.game,
+                self.layout,
+                round_position(tree, 0, 0, [], hand, key == self.resolver.start),
+                0,
+            )
+            for hand in tree.hands[0]
+        ]
+        obs = torch.from_numpy(np.stack([v.observation for v in views]))
+        mask = torch.from_numpy(np.stack([v.mask > 0 for v in views]))
+        with torch.no_grad():
+            values = self.base.values(obs, mask).numpy()
+        return float(tree.probs[0] @ values)
 
     # ------------------------------------------------------------------ agent
     def reset(self, seed: int | None = None) -> None:
@@ -1042,14 +812,6 @@ def _seed_of(seed: int, views: list[PlayerView]) -> int:
     """A seed from ``seed`` and the positions (what each viewer knows)."""
     key = repr([(v.seat, v.dice, v.dice_left, v.bids, v.opener, v.palifico) for v in views])
     return int(np.random.SeedSequence([seed, zlib.crc32(key.encode())]).generate_state(1)[0])
-
-
-def _is_batched_bot(spec: str) -> bool:
-    try:
-        check_batched_bot_spec(spec)
-    except ValueError:
-        return False
-    return True
 
 
 def replace_settings(agent: SearchAgent, **changes: Any) -> SearchAgent:

@@ -1,7 +1,7 @@
 """A batched engine: thousands of games stepped at once.
 
 Same rules, observation layout and action ids as the AEC env (every preset and option of
-RULES.md except ``hand="individual"``), on the CPU or, unchanged, on a CUDA device. Each
+``docs/rules.md`` except ``hand="individual"``), on the CPU or, unchanged, on a CUDA device. Each
 step takes one action per game, for that game's acting player; finished games reset
 themselves and say so in ``dones``.
 

@@ -5,7 +5,8 @@
 :mod:`~liars_env.envs.render` (the table as text), :mod:`~liars_env.envs.drawing` (the
 table as an RGB image), and the versioned PettingZoo modules
 :mod:`~liars_env.envs.liars_dice_v1` (also ``from liars_env import liars_dice_v1``) and
-its alias ``liars_dice_v0``.
+its alias ``liars_dice_v0``; :mod:`~liars_env.envs.textarena_env` (every preset as a
+TextArena environment).
 """
 
 from liars_env.envs import liars_dice_v0, liars_dice_v1

@@ -21,7 +21,7 @@ Conventions:
 
 * Seats are relabelled by role: role 0 opens the round, role 1 responds. Every rule is
   the same for both seats with two players, so a round state needs no seat.
-* The first opener of a real game is a uniformly random seat (``shared/RULES.md``). The
+* The first opener of a real game is a uniformly random seat (``docs/rules.md``). The
   reported ``Solution.value`` is the expected return of the player who opens the
   first round; the other player gets its negative, and a seat's value before the
   opener is drawn is 0. Under ``first_opener="player_0"`` (the ``openspiel_liars_dice``
@@ -49,7 +49,9 @@ hands, the public tree of a round), :mod:`~liars_env.solver.cfr` (CFR+ on one ro
 :mod:`~liars_env.solver.lp` (the exact sequence-form LP of one round),
 :mod:`~liars_env.solver.best_response`, :mod:`~liars_env.solver.solution` (the whole game
 backwards: :func:`solve` and :class:`Solution`), :mod:`~liars_env.solver.exploitability`
-(:func:`exploit`: the exact exploitability of any agent), :mod:`~liars_env.solver.cache`
+(:func:`exploit`: the exact exploitability of any agent), :mod:`~liars_env.solver.sampled`
+(:func:`exploit_sampled`: of an agent that can only be sampled, with an error bar),
+:mod:`~liars_env.solver.cache`
 (solutions on disk), :mod:`~liars_env.solver.agent` (the ``solver`` player) and
 :mod:`~liars_env.solver.openspiel` (the adapter to OpenSpiel's ``pyspiel``; needs the
 ``compat`` extra). This package imports only the game (:mod:`liars_env.rules`,
@@ -84,6 +86,7 @@ from liars_env.solver.graph import (
     start_state,
 )
 from liars_env.solver.lp import LP_MAX_CELLS, solve_round_lp
+from liars_env.solver.sampled import SampledExploitation, exploit_sampled, information_sets
 from liars_env.solver.solution import METHODS, SOLVER_VERSION, Solution, solve
 
 __all__ = [
@@ -97,6 +100,7 @@ __all__ = [
     "RoundSolver",
     "RoundState",
     "RoundTree",
+    "SampledExploitation",
     "Solution",
     "SolverAgent",
     "agent_probabilities",
@@ -107,7 +111,9 @@ __all__ = [
     "check_supported",
     "describe_rules",
     "exploit",
+    "exploit_sampled",
     "hands_of",
+    "information_sets",
     "round_states",
     "solve",
     "solve_round_lp",

@@ -102,13 +102,20 @@ def _sweep(
     values: dict[RoundState, Any],
     evaluate: Callable[[RoundState], Any],
     max_sweeps: int,
+    *,
+    tolerance: float = 1e-13,
+    keep: bool = False,
 ) -> None:
-    """Fills ``values[key] = evaluate(key)`` for every round state.
+    """Fills ``values[key] = evaluate(key)`` for every round state of ``trees``.
 
     The rounds that follow come first; rounds that can repeat are swept until no value
-    moves by 1e-13.
+    moves by ``tolerance``. With ``keep``, a group of rounds whose values are all in
+    ``values`` already is not evaluated again (``trees`` must then hold every round that
+    can follow one of its rounds).
     """
     for comp in _components(trees):
+        if keep and all(key in values for key in comp):
+            continue
         repeats = len(comp) > 1 or comp[0] in trees[comp[0]].successors()
         for _ in range(max_sweeps if repeats else 1):
             change = 0.0
@@ -117,5 +124,5 @@ def _sweep(
                 old = values.get(key, np.zeros_like(new, dtype=float))
                 change = max(change, float(np.max(np.abs(np.subtract(new, old)))))
                 values[key] = new
-            if change < 1e-13:
+            if change < tolerance:
                 break

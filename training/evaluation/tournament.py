@@ -81,14 +81,21 @@ def play_games(
     seed: int,
     record: str | None = None,
     record_probabilities: bool = True,
-) -> list[tuple[int, list[int], int]]:
-    """Plays the given games; returns ``(game_index, place per agent, decisions)`` each.
+) -> list[tuple[int, list[int], int, list[dict | None]]]:
+    """Plays the given games; returns ``(game_index, place per agent, decisions, usage)``.
+
+    ``usage`` holds, per agent, what a text agent (``llm:``) spent in that game (its
+    ``usage`` counts (:class:`~liars_env.agents.text_agent.TextAgent`): requests, cached replies,
+    re-prompts, fallbacks, tokens), ``None`` for other agents.
 
     With ``record`` (a folder), each game is also written there as
     ``game_{index:06d}.jsonl`` (see :mod:`liars_env.play.web.recording`), by the process that
     played it; with ``record_probabilities`` (the default) each move also carries the
-    acting agent's action probabilities where it exposes them.
+    acting agent's action probabilities where it exposes them, and a text agent's requests
+    (prompt, reply, move read, tokens, latency).
     """
+    from liars_env.play.web.recording import agent_calls
+
     key = (rules, tuple(specs))
     if key not in _WORKER_CACHE:  # build agents once per process
         _WORKER_CACHE.clear()
@@ -106,13 +113,15 @@ def play_games(
         recorder = _recorder(game, specs, seats, seed, g, record_probabilities) if record else None
         with_probs = recorder is not None and record_probabilities
         decisions = 0
+        before = [dict(getattr(agent, "usage", None) or {}) for agent in agents]
         while not state.is_over:
             agent = agents[seats[state.current_player]]
             view = view_of(game, layout, state)
             probs = _probabilities(agent, view) if with_probs else None
             action = agent.act(view)
+            calls = agent_calls(agent)
             if recorder:
-                recorder.apply(state, action, rng, probs=probs)
+                recorder.apply(state, action, rng, probs=probs, calls=calls)
             else:
                 game.apply(state, action, rng)
             decisions += 1
@@ -123,8 +132,30 @@ def play_games(
         places = [0] * n
         for seat, agent_index in enumerate(seats):
             places[agent_index] = seat_places[seat]
-        records.append((g, places, decisions))
+        usage = [_usage_delta(a, b) for a, b in zip(agents, before, strict=True)]
+        records.append((g, places, decisions, usage))
     return records
+
+
+def _usage_delta(agent, before: dict) -> dict | None:
+    """What a text agent's usage counts grew by since ``before``; ``None`` for others."""
+    usage = getattr(agent, "usage", None)
+    if not isinstance(usage, dict):
+        return None
+    return {key: value - before.get(key, 0) for key, value in usage.items()}
+
+
+def _total_usage(records: Sequence[tuple], agent_index: int) -> dict | None:
+    """An agent's text-usage counts summed over games, with its fallback rate."""
+    rows = [r[3][agent_index] for r in records if len(r) > 3 and r[3][agent_index] is not None]
+    if not rows:
+        return None
+    total: dict = {}
+    for row in rows:
+        for key, value in row.items():
+            total[key] = total.get(key, 0) + value
+    total["fallback_rate"] = total.get("fallbacks", 0) / max(1, total.get("decisions", 0))
+    return total
 
 
 def _recorder(
@@ -172,6 +203,11 @@ class AgentResult:
     mean_place: float
     rating: float
     rating_sigma: float
+    text_usage: dict | None = None
+    """For a text agent (``llm:``), its counts summed over the games: ``decisions``,
+    ``requests``, ``cached``, ``reprompts``, ``request_retries``, ``failed_requests``,
+    ``fallbacks`` (moves it did not choose: see :mod:`liars_env.agents.llm`),
+    ``prompt_tokens``, ``completion_tokens`` and ``fallback_rate``; ``None`` for others."""
 
 
 @dataclass
@@ -201,10 +237,14 @@ class EvalResult:
             title=f"{self.games} games, {self.num_players} players, seed {self.seed}",
             title_justify="left",
         )
-        for column in ("agent", "games", "wins", "win rate", "95% CI", "mean place", "rating"):
+        columns = ["agent", "games", "wins", "win rate", "95% CI", "mean place", "rating"]
+        text = any(a.text_usage for a in self.agents)
+        if text:  # text agents: fallbacks beside the win rates, and what they cost
+            columns += ["fallbacks", "requests (cached)", "tokens in/out"]
+        for column in columns:
             table.add_column(column, justify="left" if column == "agent" else "right", no_wrap=True)
         for a in self.agents:
-            table.add_row(
+            row = [
                 a.name,
                 str(a.games),
                 str(a.wins),
@@ -212,7 +252,19 @@ class EvalResult:
                 f"[{a.ci95[0]:.3f}, {a.ci95[1]:.3f}]",
                 f"{a.mean_place:.2f}",
                 f"{a.rating:.1f} ± {a.rating_sigma:.1f}",
-            )
+            ]
+            if text:
+                u = a.text_usage
+                row += (
+                    [
+                        f"{u['fallbacks']}/{u['decisions']} ({100 * u['fallback_rate']:.1f}%)",
+                        f"{u['requests']} ({u['cached']})",
+                        f"{u['prompt_tokens']}/{u['completion_tokens']}",
+                    ]
+                    if u
+                    else ["", "", ""]
+                )
+            table.add_row(*row)
         return table
 
     def head_to_head_table(self):
@@ -254,17 +306,23 @@ class EvalResult:
 
 
 def display_names(specs: Sequence[str]) -> list[str]:
-    """Unique names for the agents: repeated specs get ``#2``, ``#3`` and so on.
+    """Unique names for the agents: repeated names get ``#2``, ``#3`` and so on.
+
+    An ``llm:`` spec is named without its settings (``llm:MODEL``); the spec itself
+    stays in the results' ``spec`` field.
 
     Example:
         >>> display_names(["probabilistic", "random", "random"])
         ['probabilistic', 'random', 'random#2']
+        >>> display_names(["llm:qwen2.5:7b?base_url=http://127.0.0.1:8000/v1", "belief"])
+        ['llm:qwen2.5:7b', 'belief']
     """
     seen: dict[str, int] = {}
     names = []
     for spec in specs:
-        seen[spec] = seen.get(spec, 0) + 1
-        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+        short = spec.rpartition("?")[0] if spec.startswith("llm:") and "?" in spec else spec
+        seen[short] = seen.get(short, 0) + 1
+        names.append(short if seen[short] == 1 else f"{short}#{seen[short]}")
     return names
 
 
@@ -318,37 +376,55 @@ def evaluate(
     if record is not None:
         Path(record).mkdir(parents=True, exist_ok=True)
         record = str(record)
-    chunks = [list(range(i, min(i + CHUNK, games))) for i in range(0, games, CHUNK)]
-    records: list[tuple[int, list[int], int]] = []
+    # text agents are slow: hand out one game at a time, for a progress bar that moves
+    size = 1 if any(spec.startswith("llm:") for spec in agents) else CHUNK
+    chunks = [list(range(i, min(i + size, games))) for i in range(0, games, size)]
+    records: list[tuple] = []
     start = time.perf_counter()
     bar = _Progress(progress, games)
     with bar as (update):
         if workers == 1:
             for chunk in chunks:
                 records += play_games(rules, agents, chunk, seed, record, record_probabilities)
-                update(len(chunk))
+                update(len(chunk), _spent(records))
         else:
             with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
                 futures = [
                     pool.submit(play_games, rules, agents, c, seed, record, record_probabilities)
                     for c in chunks
                 ]
-                for future in futures:
+                for future, chunk in zip(futures, chunks, strict=True):
                     records += future.result()
-                    update(CHUNK)
+                    update(len(chunk), _spent(records))
     records.sort()
     return summarize(rules, agents, records, seed, time.perf_counter() - start)
 
 
+def _spent(records: Sequence[tuple]) -> str:
+    """What the text agents spent so far (requests, cached replies, tokens), or ``""``."""
+    rows = [u for r in records if len(r) > 3 for u in r[3] if u is not None]
+    if not rows:
+        return ""
+    requests = sum(u["requests"] for u in rows)
+    cached = sum(u["cached"] for u in rows)
+    tokens = sum(u["prompt_tokens"] + u["completion_tokens"] for u in rows)
+    fallbacks = sum(u["fallbacks"] for u in rows)
+    return f"{requests} calls, {cached} cached, {tokens:,} tokens, {fallbacks} fallbacks"
+
+
 class _Progress:
-    """A rich progress bar (or nothing) usable as ``with _Progress(on, total) as update``."""
+    """A rich progress bar (or nothing) usable as ``with _Progress(on, total) as update``.
+
+    ``update(k, note)`` advances it by ``k`` games and shows ``note`` (the text agents'
+    calls and tokens so far) beside it.
+    """
 
     def __init__(self, enabled: bool, total: int) -> None:
         self.enabled, self.total = enabled, total
 
     def __enter__(self):
         if not self.enabled:
-            return lambda k: None
+            return lambda k, note="": None
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -367,7 +443,12 @@ class _Progress:
         )
         self.bar.__enter__()
         task = self.bar.add_task("games", total=self.total)
-        return lambda k: self.bar.update(task, advance=k)
+
+        def update(k: int, note: str = "") -> None:
+            description = f"games ({note})" if note else "games"
+            self.bar.update(task, advance=k, description=description)
+
+        return update
 
     def __exit__(self, *exc) -> None:
         if self.enabled:
@@ -377,7 +458,7 @@ class _Progress:
 def summarize(
     rules: RuleSet,
     specs: Sequence[str],
-    records: Sequence[tuple[int, list[int], int]],
+    records: Sequence[tuple],
     seed: int,
     seconds: float = 0.0,
 ) -> EvalResult:
@@ -407,6 +488,7 @@ def summarize(
                 mean_place=float(places[:, i].mean()) if total else 0.0,
                 rating=float(ratings[i].mu),
                 rating_sigma=float(ratings[i].sigma),
+                text_usage=_total_usage(records, i),
             )
         )
     h2h: list[list[float | None]] = []

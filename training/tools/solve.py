@@ -16,6 +16,17 @@ writes ``perudo_1d6.json``::
      "exploit": {"probabilistic": {"best_response": [..., ...],
                                    "exploitability": ..., ...}, ...}}
 
+Agents that can only be sampled (``llm:MODEL``, whose ``action_probabilities`` would be
+a model's answers) are asked ``--samples`` times (default: the spec's ``samples``
+setting, 1) at each information set, and their exploitability is that of the empirical
+policy, with a bootstrap error bar (:func:`liars_env.solver.exploit_sampled`). Before
+any call the budget is printed (information sets × samples, estimated tokens), and
+``--max-calls N`` refuses a run that would make more than N calls::
+
+    liars-solve --rules perudo --rule dice_per_player=1 --rule faces=4
+        --exploit "llm:qwen2.5:7b?base_url=http://127.0.0.1:8000/v1&cache=runs/cache"
+        --max-calls 5000
+
 The presets keep their rules but not their table size: ``--players 2`` and
 ``--rule dice_per_player=1`` (or ``faces=...``) make the small game; the ``sanford``
 family, written for 3–5 players, is allowed at 2 here. Rules too large to solve exit with
@@ -62,14 +73,32 @@ def run(
     exploit_specs: Sequence[str] = (),
     save: str | None = None,
     progress: Any = None,
+    samples: int | None = None,
+    max_calls: int | None = None,
+    bootstrap: int = 100,
 ) -> dict[str, Any]:
     """Solves ``rules``, exploits each spec, and returns the JSON-able results.
 
+    Args:
+        rules: A 2-player rule set small enough to solve.
+        method: The per-round solver (``auto``, ``lp``, ``cfr+``).
+        iterations: Most CFR+ iterations per round state.
+        tolerance: Target exploitability of CFR+.
+        exploit_specs: Agent specs to exploit.
+        save: Where to write the strategy (.npz), if anywhere.
+        progress: Called with each progress line (the budget among them).
+        samples: Answers per information set for sampled agents (default: the agent's
+            own ``settings.samples``, else 1).
+        max_calls: Refuse (``ValueError``) before any call if the sampled agents would
+            be asked more often than this in all.
+        bootstrap: Redraws behind a sampled agent's error bar.
+
     Raises:
-        ValueError: for unsupported rules or a bad agent spec.
+        ValueError: for unsupported rules, a bad agent spec, or a budget over
+            ``max_calls``.
     """
     from liars_env.agents import make_agent
-    from liars_env.solver import SolverAgent, exploit, solve
+    from liars_env.solver import SolverAgent, exploit, exploit_sampled, information_sets, solve
 
     agents = {spec: make_agent(spec, rules, seed=0) for spec in exploit_specs if spec != "solver"}
     solution = solve(
@@ -79,9 +108,62 @@ def run(
         solution.save(save)
     out = {**solution.to_dict(), "method": method, "tolerance": tolerance, "exploit": {}}
     trees = solution.trees()
+    sampled = {spec: a for spec, a in agents.items() if callable(getattr(a, "sample_moves", None))}
+    if sampled:
+        budget = sampling_budget(sampled, rules, trees, samples, information_sets)
+        out["budget"] = budget
+        if progress is not None:
+            for spec, row in budget.items():
+                progress(
+                    f"budget {spec}: {row['information_sets']} information sets x "
+                    f"{row['samples']} samples = {row['calls']} calls, about "
+                    f"{row['tokens']:,} tokens (at most; cached replies cost nothing)"
+                )
+        total = sum(row["calls"] for row in budget.values())
+        if max_calls is not None and total > max_calls:
+            raise ValueError(
+                f"the sampled agents would be asked {total} times, over --max-calls "
+                f"{max_calls}; raise --max-calls, lower --samples or use smaller rules"
+            )
     for spec in exploit_specs:
         agent = SolverAgent(rules, solution=solution) if spec == "solver" else agents[spec]
-        out["exploit"][spec] = exploit(agent, rules, trees=trees).to_dict()
+        if spec in sampled:
+            k = out["budget"][spec]["samples"]
+            result = exploit_sampled(
+                agent, rules, samples=k, trees=trees, bootstrap=bootstrap, progress=progress
+            )
+            out["exploit"][spec] = result.to_dict()
+            if isinstance(getattr(agent, "usage", None), dict):
+                out["exploit"][spec]["sampled"]["usage"] = dict(agent.usage)
+        else:
+            out["exploit"][spec] = exploit(agent, rules, trees=trees).to_dict()
+    return out
+
+
+def sampling_budget(
+    agents: dict[str, Any], rules: RuleSet, trees: Any, samples: int | None, count: Any
+) -> dict[str, dict[str, int]]:
+    """Per sampled agent: information sets, samples, calls and an estimate of the tokens.
+
+    Tokens: per call the prompt of the first information set (about 4 characters a
+    token) plus the reply's ``max_tokens``, an upper bound for replies.
+    """
+    from liars_env.observation import ObservationLayout, view_of
+
+    sets = count(rules, trees)
+    tree = next(iter(trees.values()))
+    view = view_of(tree.game, ObservationLayout(rules), tree.state(), 0)
+    out = {}
+    for spec, agent in agents.items():
+        settings = getattr(agent, "settings", None)
+        k = samples if samples is not None else int(getattr(settings, "samples", 1))
+        per_call = agent.tokens_per_call(view) if hasattr(agent, "tokens_per_call") else 0
+        out[spec] = {
+            "information_sets": sets,
+            "samples": k,
+            "calls": sets * k,
+            "tokens": sets * k * per_call,
+        }
     return out
 
 
@@ -127,6 +209,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print, for each exploited agent, the best responder's gain from each "
         "round state on (where the agent can be exploited); the JSON always has it",
     )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        help="answers per information set for agents that can only be sampled (llm:); "
+        "default: the spec's samples setting, 1",
+    )
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        help="refuse to start if the sampled agents would be asked more often than this",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=100,
+        help="bootstrap redraws behind a sampled agent's error bar (default 100)",
+    )
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--save", help="write the strategy (.npz) here")
     return parser
@@ -147,9 +246,16 @@ def table(result: dict[str, Any]):
     out.add_row("seconds", f"{result['seconds']:.2f}")
     for spec, row in result["exploit"].items():
         br0, br1 = row["best_response"]
+        sampled = row.get("sampled")
+        error = ""
+        if sampled:
+            error = (
+                f" ± {sampled['std_error']:.4f} ({sampled['samples']} samples x "
+                f"{sampled['information_sets']} information sets)"
+            )
         out.add_row(
             f"exploit {spec}",
-            f"{row['exploitability']:.4f} (BR vs seat 0 {br0:+.4f}, seat 1 {br1:+.4f})",
+            f"{row['exploitability']:.4f}{error} (BR vs seat 0 {br0:+.4f}, seat 1 {br1:+.4f})",
         )
     return out
 
@@ -209,6 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             exploit_specs=args.exploit,
             save=args.save,
             progress=lambda line: console.print(f"  {line}"),
+            samples=args.samples,
+            max_calls=args.max_calls,
+            bootstrap=args.bootstrap,
         )
     except ValueError as exc:
         console.print(f"[red]liars-solve: {exc}[/red]")

@@ -12,7 +12,10 @@ A recording is one JSON object per line (format ``liars-dice-replay``, version
    "state", "probs"?, "reveal"?}``; ``state`` is the public state *before* the action
    (round, dice left, this round's bids, opener, palifico, the seat to act); ``probs``
    holds ``[action, probability]`` pairs when the acting agent exposes
-   ``action_probabilities(view)``; a call carries ``reveal``: every active hand's dice,
+   ``action_probabilities(view)``; ``calls`` holds a text agent's requests for the move
+   (``llm:``: each with ``prompt``, ``reply``, ``move`` or ``error``, ``tokens``,
+   ``latency_s``, ``cached``; a last ``{"fallback", "why", "legal"}`` entry when it
+   fell back); a call carries ``reveal``: every active hand's dice,
    the count, who lost, gained or was eliminated and the dice left after it;
 3. a final ``{"type": "end", "turns", "places", "winner"}``.
 
@@ -76,6 +79,16 @@ def action_probabilities(agent: Any, view: Any) -> list[list[float]] | None:
     pairs = [[int(a), round(float(probs[a]), 4)] for a in np.flatnonzero(probs >= 1e-4)]
     pairs.sort(key=lambda pair: -pair[1])
     return pairs
+
+
+def agent_calls(agent: Any) -> list[dict[str, Any]] | None:
+    """The request records of an agent's last move (``take_transcript()``), or ``None``.
+
+    Text agents (``llm:``) keep one record per request until collected; other agents
+    have none.
+    """
+    take = getattr(agent, "take_transcript", None)
+    return take() if callable(take) else None
 
 
 def public_state(state: GameState) -> dict[str, Any]:
@@ -155,6 +168,7 @@ class GameRecorder:
         action: int,
         rng: np.random.Generator,
         probs: list[list[float]] | None = None,
+        calls: list[dict[str, Any]] | None = None,
     ) -> RoundResult | None:
         """Applies ``action`` with the engine (as ``game.apply``) and records it.
 
@@ -164,6 +178,8 @@ class GameRecorder:
             rng: The game's generator.
             probs: The acting agent's ``[action, p]`` pairs (see
                 :func:`action_probabilities`), if known.
+            calls: A text agent's request records for this move (see
+                :func:`agent_calls`), if any.
 
         Returns:
             The engine's :class:`~liars_env.engine.RoundResult` for a call, else ``None``.
@@ -182,6 +198,8 @@ class GameRecorder:
         }
         if probs is not None:
             line["probs"] = probs
+        if calls:
+            line["calls"] = calls
         if result is not None:
             line["reveal"] = reveal_record(result)
         self.lines.append(line)
@@ -408,6 +426,14 @@ def _check_and_apply(
         _expect_same(recorded, public_state(state), "state", f"{where} line {number}")
     action = _need(line, "action", int, number, where)
     _check_probs(game, line.get("probs"), number, where)
+    calls = line.get("calls")
+    if calls is not None and not (
+        isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
+    ):
+        raise ReplayError(
+            f"{where} line {number}: 'calls' must be a list of request records (objects), "
+            f"got {calls!r:.120}"
+        )
     reason = game.illegal_reason(state, action)
     if reason is not None:
         raise ReplayError(f"{where} line {number}: illegal action: {reason}")

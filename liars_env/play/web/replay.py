@@ -19,6 +19,33 @@ from collections.abc import Sequence
 from liars_env.play.web.recording import ReplayError, load_replay
 
 
+def text_agent_summary(replay) -> list[str]:
+    """One line per seat whose moves carry requests (a text agent's).
+
+    Each gives the seat's moves, requests (cached ones), re-prompts and fallbacks.
+    Example: ``seat 0 (llm:qwen2.5:7b): 19 moves, 21 requests (3 cached), 2 re-prompts,
+    0 fallbacks``.
+    """
+    seats: dict[int, list[int]] = {}
+    for frame in replay.frames[1:]:
+        calls = frame.line.get("calls")
+        if not calls:
+            continue
+        row = seats.setdefault(frame.line["seat"], [0, 0, 0, 0, 0])
+        asked = [c for c in calls if "fallback" not in c]
+        row[0] += 1
+        row[1] += len(asked)
+        row[2] += sum(bool(c.get("cached")) for c in asked)
+        row[3] += max(0, len(asked) - 1)
+        row[4] += any("fallback" in c for c in calls)
+    names = {s["seat"]: s["spec"] for s in replay.header["seats"]}
+    return [
+        f"seat {seat} ({names[seat].rpartition('?')[0] or names[seat]}): {m} moves, {r} "
+        f"requests ({c} cached), {p} re-prompts, {f} fallbacks"
+        for seat, (m, r, c, p, f) in sorted(seats.items())
+    ]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``liars-replay`` argument parser."""
     parser = argparse.ArgumentParser(prog="liars-replay", description=__doc__.splitlines()[0])
@@ -50,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(replay.actions)} actions, {replay.final_state.round} rounds, "
         f"places {places}; verified against the engine"
     )
+    for line in text_agent_summary(replay):
+        print(line)
     if args.check:
         return 0
     from liars_env.play.web.server import allowed_hosts_for, create_app, is_loopback, serve

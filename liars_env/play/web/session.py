@@ -192,6 +192,29 @@ def probs_json(pairs: list[list[float]] | None, game: LiarsDiceGame, top: int = 
     return [{"action": a, "text": game.codec.describe(int(a)), "p": p} for a, p in pairs[:top]]
 
 
+def calls_json(calls: Any) -> list[dict[str, Any]]:
+    """A text agent's words at a move, for the page: ``{attempt, reply, move, error}``.
+
+    The prompt is left out (the page shows the table); a fallback becomes an entry whose
+    ``error`` says what was played instead.
+    """
+    out = []
+    for call in calls or []:
+        if "fallback" in call:
+            out.append({"fallback": str(call["fallback"]), "error": str(call.get("why", ""))})
+            continue
+        out.append(
+            {
+                "attempt": call.get("attempt"),
+                "reply": call.get("reply"),
+                "move": call.get("move"),
+                "error": call.get("error"),
+                "cached": bool(call.get("cached")),
+            }
+        )
+    return out
+
+
 def replay_json(replay: Replay) -> dict[str, Any]:
     """A loaded :class:`~liars_env.play.web.recording.Replay` as frames for the page."""
     header = replay.header
@@ -212,6 +235,7 @@ def replay_json(replay: Replay) -> dict[str, Any]:
                 "text": replay.game.codec.describe(frame.line["action"]),
                 "round": (frame.line.get("state") or {}).get("round"),
                 "probs": probs_json(frame.line.get("probs"), replay.game),
+                "calls": calls_json(frame.line.get("calls")),
                 "reveal": reveal,
             }
         frames.append(

@@ -183,6 +183,19 @@ function renderEvent(event, table, label) {
     }
     box.append(el("p", { class: "muted", text: "The agent's probabilities at this move:" }), list);
   }
+  if (event.calls && event.calls.length) {
+    const words = el("ol", { class: "words", "aria-label": `${who}'s words` });
+    for (const c of event.calls) {
+      if (c.fallback) {
+        words.append(el("li", { class: "fallback", text: `fallback: played ${c.fallback} (${c.error})` }));
+        continue;
+      }
+      words.append(el("li", {},
+        el("pre", { class: "reply", text: c.reply == null ? "(no reply)" : c.reply }),
+        el("span", { class: c.error ? "error" : "muted", text: c.error ? c.error : `read as ${c.move}${c.cached ? " (cached)" : ""}` })));
+    }
+    box.append(el("p", { class: "muted", text: "The model's words at this move:" }), words);
+  }
 }
 
 function renderLog(events, table) {

@@ -1,0 +1,147 @@
+"""The trainer's rollouts on Ray: the same run bit for bit, a killed actor, bad input.
+
+One local Ray (127.0.0.1 only, two CPUs, no dashboard) serves the tests that need one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from test_trainer_golden import EXPECTED, GOLDEN, checkpoint_hashes, golden_run
+
+from liars_env.agents.policy import load_trainer_state
+from liars_train import ppo
+from liars_train.distributed import cluster
+
+try:
+    import ray
+except ImportError:  # the tests of bad input still run
+    ray = None
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    if ray is None:
+        pytest.skip("needs the ray extra")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    cluster._loopback_only()  # as the trainer's own local Ray: 127.0.0.1 only
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    assert ray.nodes()[0]["NodeManagerAddress"] == "127.0.0.1"
+    yield
+    ray.shutdown()
+
+
+def test_one_worker_without_overlap_writes_the_in_process_weights(local_ray, tmp_path):
+    """The golden run (league, teacher, magnet, exploiters) on one actor: same hashes."""
+    run = golden_run(tmp_path, "workers=1", "overlap=false")
+    assert checkpoint_hashes(run) == EXPECTED
+    state = load_trainer_state(run / "checkpoints" / "step_0000001024")
+    assert len(state["workers"]) == 1  # the actor's generators, for --resume
+
+
+def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tmp_path, capsys):
+    sets = [f"runs_dir={tmp_path}", "run_name=kill", *GOLDEN, "workers=2"]
+    sets += ["exploiter_every=0", "eval_every=0", "teacher=", "total_steps=1536"]
+    args = ppo.load_args(None, sets)
+    trainer = ppo.Trainer(args)
+    learn = trainer._learn
+    killed = []
+
+    def learn_then_kill(*a, **k):
+        out = learn(*a, **k)
+        if not killed:  # mid-run, while the actors collect the next batch (overlap)
+            pid = trainer.rollout.pids()[1]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        return out
+
+    trainer._learn = learn_then_kill
+    trainer.train()
+    assert killed and trainer.rollout.restarts >= 1
+    assert trainer.global_step == ppo.last_step(args) == 1536
+    assert trainer.update == 6
+    last = tmp_path / "kill" / "checkpoints" / "step_0000001536"
+    assert json.loads((last / "meta.json").read_text())["step"] == 1536
+    # the last evaluation ran as a Ray task, and was booked before the last checkpoint
+    rows = (tmp_path / "kill" / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith("6,1536,")
+    best = json.loads((tmp_path / "kill" / "checkpoints" / "best" / "meta.json").read_text())
+    assert best["step"] == 1536
+    assert "rollout actor 1 died" in capsys.readouterr().out
+
+
+def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local_ray, tmp_path):
+    sets = [f"runs_dir={tmp_path}", "run_name=res", *GOLDEN, "workers=2", "exploiter_every=0"]
+    sets += ["teacher=", "eval_every=0", "overlap=false"]
+    ppo.Trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
+    again = [*sets, "total_steps=512", "run_name=again"]
+    ppo.Trainer(ppo.load_args(None, again)).train()  # a fixed N and seed repeat their run
+    assert checkpoint_hashes(tmp_path / "res") == checkpoint_hashes(tmp_path / "again")
+    saved = load_trainer_state(tmp_path / "res" / "checkpoints" / "step_0000000512")["workers"]
+    resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
+    assert resumed.global_step == 512 and len(resumed.rollout.saved) == 2
+    assert [a["np_rng"] for a in resumed.rollout.saved] == [json.loads(a["np_rng"]) for a in saved]
+    resumed.train()
+    assert resumed.global_step == 1024 and resumed.update == 4
+
+
+def test_an_exploiter_trains_in_its_own_actor_beside_the_run(local_ray, tmp_path, capsys):
+    sets = [f"runs_dir={tmp_path}", "run_name=ex", *GOLDEN, "workers=1", "exploiter_every=2"]
+    sets += ["teacher=", "eval_every=0", "total_steps=1024"]
+    trainer = ppo.Trainer(ppo.load_args(None, sets))
+    learn = trainer._learn
+
+    def learn_after_the_exploiter(*a, **k):
+        if trainer.exploiter.busy and trainer.update == 3:  # let it finish before the end
+            ray.wait([trainer.exploiter.pending], timeout=120)
+        return learn(*a, **k)
+
+    trainer._learn = learn_after_the_exploiter
+    trainer.train()
+    out = capsys.readouterr().out
+    assert "exploiter 0: training beside the main run" in out
+    assert "exploiter 0: win rate" in out  # booked by the driver when done
+    assert trainer.exploiters == 1  # one at a time: update 4 found none to book and none busy
+    assert (tmp_path / "ex" / "exploiters" / "0" / "checkpoints").is_dir()
+
+
+def test_more_workers_than_cpus_is_refused_and_writes_nothing(local_ray, tmp_path):
+    args = ppo.load_args(None, [f"runs_dir={tmp_path}", "run_name=big", *GOLDEN, "workers=3"])
+    with pytest.raises(ValueError, match="workers: 3 is more than the 2 CPUs Ray sees"):
+        ppo.Trainer(args)
+    assert not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (["workers=-1"], "workers must be >= 0, got -1"),
+        (["workers=40"], r"workers \(40\) must not exceed num_envs \(32\)"),
+    ],
+)
+def test_bad_worker_counts_are_refused(sets, message):
+    with pytest.raises(ValueError, match=message):
+        ppo.load_args(None, [*GOLDEN, *sets])
+
+
+def test_an_unreachable_ray_address_fails_fast():
+    with pytest.raises(ValueError, match=r"RAY_ADDRESS '127.0.0.1:9' is unreachable"):
+        cluster._check_reachable("127.0.0.1:9")  # the discard port: nobody listens
+    with pytest.raises(ValueError, match="must be host:port"):
+        cluster._check_reachable("nowhere")
+
+
+def test_workers_without_ray_name_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with pytest.raises(ValueError, match=r'workers: 2 needs Ray.*pip install -e "\.\[ray\]"'):
+        cluster.require_ray(2)
+
+
+def test_the_in_process_trainer_never_imports_ray():
+    code = "import sys, liars_train.ppo, liars_train.train; assert 'ray' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,119 @@
+"""The trainer writes the same weights, bit for bit, as it did before it was split by role.
+
+A seeded tiny run with every role at work (the league with bots and snapshots, a teacher
+kickstarting the policy, the EMA magnet and the KL term, dice shaping, one exploiter,
+periodic evaluations) writes its checkpoints; the sha256 of every tensor they hold
+(weights, optimizer, league snapshots, generators) was recorded on the one-file trainer
+(``training/ppo.py``, before it became ``training/ppo/``) and is checked here. Torch's
+CPU kernels can round differently on another instruction set: on such a machine,
+regenerate the hashes on the old code, not on the new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+
+from liars_env.agents.policy import load_trainer_state
+from liars_train import ppo
+
+GOLDEN = [
+    "total_steps=1024",
+    "num_envs=32",
+    "num_steps=8",
+    "num_minibatches=2",
+    "update_epochs=1",
+    "hidden_size=16",
+    "hidden_layers=1",
+    "progress=false",
+    "torch_threads=1",
+    "self_play=0.3",
+    "league=[probabilistic]",
+    "pool_size=2",
+    "snapshot_every=1",
+    "teacher=probabilistic",
+    "teacher_steps=1024",
+    "magnet=ema",
+    "magnet_coef=0.1",
+    "kl_coef=0.1",
+    "dice_shaping=0.5",
+    "exploiter_every=1",
+    "exploiter_steps=128",
+    "exploiter_eval_games=8",
+    "exploiter_margin=0.0",
+    "eval_every=2",
+    "eval_games=8",
+    "eval_opponents=[probabilistic]",
+    "checkpoint_every=2",
+    "final_eval_games=0",
+]
+
+
+def _tensors(value, prefix: str = ""):
+    """Every tensor in a nested state (dicts, lists), with a path naming it."""
+    if isinstance(value, torch.Tensor):
+        yield prefix, value
+    elif isinstance(value, dict):
+        for key in sorted(value, key=str):
+            yield from _tensors(value[key], f"{prefix}/{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _tensors(item, f"{prefix}/{i}")
+
+
+def _digest(tensors) -> str:
+    h = hashlib.sha256()
+    for name, tensor in tensors:
+        buffer = io.BytesIO()
+        buffer.write(name.encode())
+        buffer.write(str(tensor.dtype).encode())
+        buffer.write(tensor.detach().cpu().contiguous().numpy().tobytes())
+        h.update(buffer.getvalue())
+    return h.hexdigest()
+
+
+def checkpoint_hashes(run_dir: Path) -> dict[str, str]:
+    """``{checkpoint folder: sha256 of its weights, of its trainer state}`` under a run."""
+    out = {}
+    for model in sorted(run_dir.rglob("model.safetensors")):
+        folder = model.parent
+        name = folder.relative_to(run_dir).as_posix().replace("checkpoints/", "")
+        name = re.sub("step_0*", "step_", name.replace("exploiters/", "x"))  # x0/step_256
+        out[f"{name}:model"] = _digest(_tensors(load_file(model)))
+        state = load_trainer_state(folder)
+        kept = {k: v for k, v in state.items() if k not in ("episode_returns", "workers")}
+        out[f"{name}:state"] = _digest(_tensors(kept))
+    return out
+
+
+def golden_run(tmp_path: Path, *sets: str) -> Path:
+    args = ppo.load_args(None, [f"runs_dir={tmp_path}", "run_name=golden", *GOLDEN, *sets])
+    ppo.Trainer(args).train()
+    return tmp_path / "golden"
+
+
+EXPECTED: dict[str, str] = {
+    "best:model": "45e5f263d6626ab6af71d417690f2d353c42dcee30afa27d94739ee7da98187e",
+    "best:state": "1bbbea21397e47b66493c1e64995adc18ae5ebea3021b2dd489264c01da0edc1",
+    "step_512:model": "45e5f263d6626ab6af71d417690f2d353c42dcee30afa27d94739ee7da98187e",
+    "step_512:state": "1bbbea21397e47b66493c1e64995adc18ae5ebea3021b2dd489264c01da0edc1",
+    "step_1024:model": "564c205aa12a6284c988347d7962ae7b54488f1e3e65238595ba4f6fc86383de",
+    "step_1024:state": "8349e38e35411f54a661001d9cba20422eb7655cbcdd4f247a24231b5303700d",
+    "x0/step_256:model": "a54a135c49a3da6be9a78ea360dba2515d003fd0ba191d4b7aca765227c53a23",
+    "x0/step_256:state": "89440d5eabaf939609762a5eb33a66a138a9665ffb84a50ff23fa22e090c7c84",
+    "x1/step_256:model": "5ead46fd05053abbee36c5e3e1ded5a72841a6caa5cbe196b4b13ec22567cb7c",
+    "x1/step_256:state": "b63781e0d107b180ab7940a308bd751a3cc7efc4b891e9ad7552291679d5a64f",
+    "x2/step_256:model": "4d7aa3359cc38328fd9aecee0ecdb8cf7fc10fe3335eb970727a135e3c05f80c",
+    "x2/step_256:state": "c55fe7d15e2d1c7bc19ec9cecc6721883ed827caef9597a7464350fdf0f3f7c1",
+    "x3/step_256:model": "433a0f930c3ac243ed7d90c82f3dc3923eeb651c682bf801b5224dac427f9e59",
+    "x3/step_256:state": "e39de28e26274cd378ba828bd7c0c5edf3c94265cc31af1e9bc118814c8c1cc4",
+}
+
+
+def test_a_seeded_tiny_run_writes_the_recorded_weights(tmp_path):
+    assert checkpoint_hashes(golden_run(tmp_path)) == EXPECTED

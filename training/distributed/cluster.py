@@ -1,0 +1,106 @@
+"""Ray for the trainer: this machine by default, a cluster when ``RAY_ADDRESS`` names one.
+
+:func:`connect` starts (or joins) Ray and checks that it has the CPUs the rollout actors
+ask for; every failure is a one-line :class:`ValueError` before anything is written.
+
+- **Local** (``RAY_ADDRESS`` unset): a Ray of this process's own, every server bound to
+  127.0.0.1, the dashboard and usage statistics off, the machine's CPUs.
+- **A cluster**: on the head, ``ray start --head --node-ip-address=HEAD_IP --port=6379
+  --include-dashboard=false``; on every other machine, ``ray start --address=HEAD_IP:6379``;
+  then ``RAY_ADDRESS=HEAD_IP:6379 liars-train --config ... --set workers=N`` on the head
+  (or any node). The learner, its checkpoints and its logs stay in that process; the
+  rollout actors go wherever Ray has a free CPU. Every node needs this package installed
+  (the same version); the league's weights travel through Ray, not files.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+EXTRA = 'pip install -e ".[ray]"'
+"""How to install Ray for the trainer (the ``ray`` extra)."""
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long :func:`connect` tries to reach a cluster's head before it gives up."""
+
+
+def require_ray(workers: int) -> Any:
+    """The ``ray`` module; a :class:`ValueError` naming the extra if it is not installed."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(
+            f"workers: {workers} needs Ray, which is not installed: {EXTRA} "
+            "(or set workers: 0 to train in this process)"
+        ) from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Raises ``ValueError`` unless ``address`` (``[ray://]host:port``) answers in time."""
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"RAY_ADDRESS must be host:port or ray://host:port, got {address!r}")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise ValueError(
+            f"RAY_ADDRESS {address!r} is unreachable ({exc}); start the head with "
+            "`ray start --head`, or unset RAY_ADDRESS to run on this machine"
+        ) from None
+
+
+def _loopback_only() -> None:
+    """Makes a local Ray bind its servers to 127.0.0.1 only.
+
+    Ray reads ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` when it is first imported; with it
+    off, a node is not meant to be joined and uses 127.0.0.1 as its address (as
+    :func:`liars_train.rllib.start_ray` does). Set both the variable and the flag it
+    became, in case ray was imported earlier.
+    """
+    from ray._private import ray_constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def connect(workers: int) -> bool:
+    """Starts or joins Ray for ``workers`` rollout actors of one CPU each.
+
+    Returns:
+        Whether this call started Ray (then the trainer shuts it down when done).
+
+    Raises:
+        ValueError: Ray missing, ``RAY_ADDRESS`` unreachable, or fewer CPUs than
+            ``workers``.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray = require_ray(workers)
+    started = False
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS", "")
+        if address and address not in ("auto", "local"):
+            _check_reachable(address)
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        else:
+            _loopback_only()
+            ray.init(
+                address="local",
+                num_cpus=os.cpu_count() or 1,
+                include_dashboard=False,
+                log_to_driver=False,
+            )
+        started = True
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if workers > cpus:
+        if started:
+            ray.shutdown()
+        raise ValueError(
+            f"workers: {workers} is more than the {cpus} CPUs Ray sees; expected at most "
+            f"{cpus} (one CPU per rollout actor)"
+        )
+    return started
