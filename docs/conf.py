@@ -3,10 +3,17 @@
 Sphinx rather than MkDocs because the docstrings already cross-reference each other with
 Sphinx roles (``:mod:``, ``:class:``, ``:func:``): autodoc + napoleon turn them into links
 and ``-W`` turns a broken one into a failed build, as in Gymnasium's and PettingZoo's docs.
-The pages themselves are Markdown (MyST), the same files GitHub shows.
+The pages themselves are Markdown (MyST), the same files GitHub shows. The tutorials
+and the course's labs are Python scripts that sphinx-gallery renders into pages and
+Jupyter notebooks (as in Gymnasium's docs): the tutorials run during the build, so a
+broken one fails it; the labs' student versions (exercises left to fill in) are shown
+unexecuted.
 """
 
+from pathlib import Path
+
 from liars_env.version import __version__
+from liars_train.course.notebooks import INSTALL_CELL, student_version
 
 project = "liars-dice"
 author = "liars-dice developers"
@@ -18,8 +25,9 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "sphinx.ext.intersphinx",
+    "sphinx_gallery.gen_gallery",
 ]
-source_suffix = {".md": "markdown"}
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
@@ -47,6 +55,53 @@ nitpick_ignore_regex = [
 ]
 intersphinx_mapping: dict = {}  # offline builds: no inventories
 
+COLAB_LINE = (
+    "**Run it in Colab:** download the notebook (the link at the bottom of the page), "
+    "open it at https://colab.research.google.com (File, Upload notebook) and run its "
+    "first cell, which installs liars-dice from its repository with CPU torch. No GPU is "
+    "needed. Locally: ``pip install jupyter`` where liars-dice is installed."
+)
+"""The line under the title of every gallery page (tutorials and labs)."""
+
+
+def write_student_labs() -> str:
+    """Writes the labs' student versions (``course/labs`` → ``_generated/lab_sources``).
+
+    The labs' pages show the student version (exercises left to fill in), unexecuted;
+    the instructor's sources, solutions included, stay out of the site. The notebooks'
+    install cell is :data:`liars_train.course.notebooks.INSTALL_CELL` (its repository
+    address, ``REPOSITORY_URL``, is set there).
+    """
+    docs = Path(__file__).resolve().parent
+    out = docs / "_generated" / "lab_sources"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "README.txt").write_text(
+        "Labs\n====\n\nThe three labs, as students get them (see the course page).\n"
+    )
+    for source in sorted((docs.parent / "course" / "labs").glob("lab_*.py")):
+        (out / source.name).write_text(student_version(source.read_text(), str(source)))
+    return "_generated/lab_sources"
+
+
+_GALLERIES = {"tutorials": "_generated/tutorials", write_student_labs(): "_generated/labs"}
+_GALLERIES = {  # a folder that is not there (a one-page test site) is no gallery
+    src: out for src, out in _GALLERIES.items() if (Path(__file__).parent / src).is_dir()
+}
+sphinx_gallery_conf = {
+    "examples_dirs": list(_GALLERIES),
+    "gallery_dirs": list(_GALLERIES.values()),
+    "filename_pattern": r"/tutorials/plot_",  # run the tutorials; show the labs unexecuted
+    "ignore_pattern": r"__init__\.py|README",
+    "run_stale_examples": True,  # always run: a library change can break an unchanged one
+    "first_notebook_cell": INSTALL_CELL,
+    "download_all_examples": False,
+    "write_computation_times": False,
+    "remove_config_comments": True,
+    "min_reported_time": 1e9,
+    "show_signature": False,
+    "reset_modules": ("matplotlib",),
+}
+
 html_theme = "furo"
 html_title = f"liars-dice {release}"
 
@@ -70,6 +125,19 @@ def setup(app):
 
     app.connect("autodoc-process-docstring", napoleon_except_attributes)
     app.connect("missing-reference", resolve_as_python_does)
+    app.connect("source-read", add_colab_line)
+
+
+def add_colab_line(app, docname, source):
+    """Puts :data:`COLAB_LINE` under the title of each page sphinx-gallery generated."""
+    if not docname.startswith("_generated/") or docname.endswith("/index"):
+        return
+    lines = source[0].split("\n")
+    for i in range(1, len(lines)):
+        if lines[i] and set(lines[i]) == {"="} and lines[i - 1].strip():
+            lines.insert(i + 1, f"\n{COLAB_LINE}\n")
+            source[0] = "\n".join(lines)
+            return
 
 
 def _resolve(dotted: str):

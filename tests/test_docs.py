@@ -104,3 +104,26 @@ def test_the_docs_site_build_fails_on_a_broken_reference(tmp_path):
         timeout=600,
     )
     assert result.returncode != 0 and "missing.md" in result.stderr, result.stderr
+
+
+def test_a_tutorial_that_raises_fails_the_docs_build(tmp_path):
+    """The tutorials run when the site builds (sphinx-gallery): one that raises fails it
+    (built on a one-tutorial site)."""
+    docs = tmp_path / "docs"
+    (docs / "tutorials").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "conf.py", docs / "conf.py")
+    shutil.copy(ROOT / "docs" / "tutorials" / "README.txt", docs / "tutorials" / "README.txt")
+    (docs / "tutorials" / "plot_broken.py").write_text(
+        '"""\nBroken\n======\n\nA tutorial that raises.\n"""\n\n'
+        'raise RuntimeError("tutorial broke")\n'
+    )
+    (docs / "index.md").write_text(
+        "# Index\n\n```{toctree}\n_generated/tutorials/plot_broken\n```\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(docs), str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode != 0 and "tutorial broke" in result.stderr, result.stderr[-3000:]
