@@ -92,7 +92,7 @@ GAME_MAY_IMPORT = {"numpy"}  # besides the standard library and liars_env's game
 # liars_train: each module's rank; a module imports only lower ranks or its own folder.
 TRAIN_RANKS = {"config": 0, "stats": 0, "checkpoints": 0, "reports": 0, "league": 1}
 TRAIN_RANKS |= {"evaluation": 2, "ppo": 3, "distributed": 3}
-TRAIN_RANKS |= {"train": 4, "rllib": 4, "tools": 4, "pipeline": 4}
+TRAIN_RANKS |= {"train": 4, "rllib": 4, "tools": 4, "pipeline": 4, "course": 4}
 
 
 def env_layer(module: str) -> str:
