@@ -178,4 +178,3 @@ if __name__ == "__main__":  # records this CPU's hashes (run it on the old code:
     for key, value in sorted(hashes.items()):
         print(f"        {key!r}: {value!r},", file=sys.stderr)
     print("    },", file=sys.stderr)
-

@@ -72,6 +72,7 @@ def ppo_loss(
     magnet_logits: torch.Tensor | None = None,
     alpha: float = 0.0,
     ent_coef: float | None = None,
+    weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The loss of one minibatch: clipped surrogate, value, entropy and the MMD terms.
 
@@ -79,18 +80,26 @@ def ppo_loss(
     term whose weight is 0 is not computed, so with ``α = kl_coef = 0`` this is PPO's
     loss exactly.
 
+    With ``weights`` (decoupled PPO), ``old_logp`` is the proximal policy's (the learner
+    at the update's start) and each decision's surrogate and KL terms are weighed by
+    ``π_proximal/π_behaviour``: the decisions were played by an older policy, and the
+    weights make their average the proximal policy's expectation.
+
     Args:
         args: The settings (``clip_coef``, ``ent_coef``, ``vf_coef``, ``kl_coef``).
         logits: The policy's masked logits, ``(B, A)``.
         value: The value head, ``(B,)``.
         mask: Legal actions, ``(B, A)`` bool.
         actions: The rollout's actions, ``(B,)``.
-        old_logp: Their log-probabilities under the policy that played them.
+        old_logp: Their log-probabilities under the policy the trust region is centred
+            on: the one that played them, or (with ``weights``) the proximal policy.
         advantages: Normalized advantages.
         returns: Value targets.
         magnet_logits: The magnet's masked logits (``None``: the uniform magnet).
         alpha: ``α_t``, the magnet term's weight now.
         ent_coef: The entropy bonus's weight now (``None``: ``args.ent_coef``).
+        weights: Importance weights ``π_proximal/π_behaviour`` of the decisions, ``(B,)``
+            (``None``: the batch was played by the proximal policy itself).
 
     Returns:
         The loss and its terms (``pg``, ``value``, ``entropy``, ``approx_kl``,
@@ -100,25 +109,34 @@ def ppo_loss(
     new_logp = logp_all.gather(1, actions[:, None]).squeeze(1)
     log_ratio = new_logp - old_logp
     ratio = log_ratio.exp()
-    pg_loss = torch.max(
-        -advantages * ratio, -advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
-    ).mean()
+    pg_loss = _mean(
+        torch.max(
+            -advantages * ratio,
+            -advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef),
+        ),
+        weights,
+    )
     v_loss = 0.5 * ((value - returns) ** 2).mean()
     entropy = masked_entropy(logits, mask).mean()
     ent_coef = args.ent_coef if ent_coef is None else ent_coef
     loss = pg_loss - ent_coef * entropy + args.vf_coef * v_loss
     terms = {"pg": pg_loss, "value": v_loss, "entropy": entropy, "ratio": ratio}
     with torch.no_grad():
-        terms["approx_kl"] = ((ratio - 1) - log_ratio).mean()
+        terms["approx_kl"] = _mean((ratio - 1) - log_ratio, weights)
     if alpha:
         magnet_kl = masked_kl(logits, magnet_logits, mask).mean()
         loss = loss + alpha * magnet_kl
         terms["magnet_kl"] = magnet_kl
     if args.kl_coef:
-        prev_kl = (ratio * log_ratio - (ratio - 1)).mean()
+        prev_kl = _mean(ratio * log_ratio - (ratio - 1), weights)
         loss = loss + args.kl_coef * prev_kl
         terms["prev_kl"] = prev_kl
     return loss, terms
+
+
+def _mean(values: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """The mean of ``values``, each weighed by ``weights`` if given (not normalized)."""
+    return values.mean() if weights is None else (weights * values).mean()
 
 
 @torch.no_grad()

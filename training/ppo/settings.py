@@ -34,7 +34,7 @@ class Args:
     The fields come in groups, in this order:
 
     - **the run**: ``run_name``, ``runs_dir``, ``seed``, ``device``, ``torch_threads``,
-      ``learn_threads``, ``engine_backend``, ``workers``, ``overlap``;
+      ``learn_threads``, ``engine_backend``, ``workers``, ``overlap``, ``lag_correction``;
     - **the game**: ``rules``, ``rule_overrides``, ``num_players``;
     - **PPO**: ``total_steps``, ``num_envs``, ``num_steps``, ``learning_rate``,
       ``anneal_lr``, ``gamma``, ``gae_lambda``, ``num_minibatches``, ``update_epochs``,
@@ -88,6 +88,15 @@ class Args:
     (PPO's ratio is taken against the stored log-probabilities of the weights that
     played it). Off: the actors wait for each update, and ``workers: 1`` writes the
     same checkpoints, bit for bit, as ``workers: 0``."""
+    lag_correction: str = "decoupled"
+    """How the update treats a batch played by older weights (with ``overlap``):
+    ``decoupled`` (the default) takes PPO's clip and the KL to the previous policy
+    against the learner's weights at the update's start (the *proximal* policy), weighs
+    each decision by π_proximal/π_behaviour, and bootstraps GAE with the critic of now
+    (decoupled PPO, Hilton et al. 2021), so the trust region is the same size as without
+    the lag; ``none`` takes them against the stored log-probabilities and values of the
+    weights that played the batch (a trust region one update behind). Ignored without
+    ``overlap``, where the batch is never stale."""
     # ------------------------------------------------------------- the game
     rules: str = "perudo"
     """Preset of the game (see ``liars_env.PRESETS``)."""
@@ -335,6 +344,11 @@ def validate(args: Args) -> None:
             f"ent_schedule: unknown schedule {args.ent_schedule!r}; expected one of "
             f"{', '.join(ENT_SCHEDULES)}"
         )
+    if args.lag_correction not in LAG_CORRECTIONS:
+        raise ValueError(
+            f"lag_correction: unknown correction {args.lag_correction!r}; expected one of "
+            f"{', '.join(LAG_CORRECTIONS)}"
+        )
     if args.magnet not in MAGNETS:
         raise ValueError(
             f"magnet: unknown magnet {args.magnet!r}; expected one of {', '.join(MAGNETS)}"
@@ -392,6 +406,8 @@ def validate(args: Args) -> None:
     resolve_backend(args.engine_backend, device)
 
 
+LAG_CORRECTIONS = ("decoupled", "none")
+"""Values of :attr:`Args.lag_correction`."""
 MAGNETS = ("uniform", "ema")
 """Values of :attr:`Args.magnet`."""
 MAGNET_SCHEDULES = ("constant", "linear", "power")

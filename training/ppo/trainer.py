@@ -99,6 +99,8 @@ class Trainer:
             from liars_train.distributed import RemoteRollouts
 
             self.rollout = RemoteRollouts(args, self.league, self.generator, self.device)
+        # with overlap each batch was played by the weights of one update before
+        self.stale_batches = bool(args.workers and args.overlap)
         self.evaluations = self.exploiter = None
         if args.workers and args.overlap:  # beside training (without overlap: in order)
             from liars_train.distributed import RemoteEvaluations, RemoteExploiter
@@ -205,6 +207,7 @@ class Trainer:
             alpha=magnet_weight(args, update, self.num_updates),
             ent_coef=entropy_weight(args, update, self.num_updates),
             teaching=teaching,
+            proximal=self.stale_batches and args.lag_correction == "decoupled",
         )
 
     def _teacher_weight(self) -> float:

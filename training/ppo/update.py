@@ -8,6 +8,7 @@ the network, its optimizer, the batch and a generator, and touches nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,33 @@ def advantages(
     return adv, adv + values
 
 
+@torch.no_grad()
+def proximal_terms(
+    policy: PolicyNet, batch: Batch, chunk: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The network's log-probabilities of the batch's actions and its values, flat.
+
+    Taken in float32, ``chunk`` decisions at a time, before the update changes the
+    network: the proximal policy of decoupled PPO.
+
+    Returns:
+        ``(logp, values)``, ``(num_steps × games,)`` each.
+    """
+    obs = batch.obs.reshape(-1, batch.obs.shape[-1])
+    feat = batch.features.reshape(-1, batch.features.shape[-1])
+    mask = batch.mask.reshape(-1, batch.mask.shape[-1])
+    actions = batch.actions.reshape(-1)
+    logps, values = [], []
+    for start in range(0, obs.shape[0], chunk):
+        part = slice(start, start + chunk)
+        feats = feat[part] if feat.shape[-1] > 0 else None
+        logits, value = policy(obs[part], mask[part], feats)
+        logp = torch.log_softmax(logits.float(), -1)
+        logps.append(logp.gather(1, actions[part, None]).squeeze(1))
+        values.append(value.float())
+    return torch.cat(logps), torch.cat(values)
+
+
 def ppo_update(
     args: Args,
     policy: PolicyNet,
@@ -58,8 +86,15 @@ def ppo_update(
     alpha: float = 0.0,
     ent_coef: float | None = None,
     teaching: float = 0.0,
+    proximal: bool = False,
 ) -> dict[str, float]:
     """GAE and the clipped PPO update on one batch (+ the teacher's imitation loss).
+
+    With ``proximal`` (a batch played by older weights: the rollout actors' ``overlap``),
+    the update is decoupled PPO's: the network's log-probabilities and values of now are
+    taken first (:func:`proximal_terms`), the clip and the KL to the previous policy are
+    centred on them, each decision is weighed by ``π_proximal/π_behaviour``, and GAE
+    bootstraps from the critic of now.
 
     Args:
         args: The settings (``update_epochs``, ``num_minibatches``, the loss's weights).
@@ -71,13 +106,28 @@ def ppo_update(
         alpha: The magnet term's weight now.
         ent_coef: The entropy bonus's weight now.
         teaching: The imitation weight now (0: no imitation loss).
+        proximal: Centre the trust region on the network of now, not on the policy that
+            played the batch (see above).
 
     Returns:
         The update's statistics, for TensorBoard.
     """
     device = batch.obs.device
+    size = batch.size
+    minibatch = size // args.num_minibatches
     with torch.no_grad():
         _, next_value = policy(batch.next_obs, batch.next_mask)
+    stats: dict[str, Any] = {}
+    b_weight = None
+    if proximal:
+        prox_logp, prox_values = proximal_terms(policy, batch, minibatch)
+        log_weight = prox_logp - batch.logp.reshape(-1)
+        b_weight = log_weight.exp()
+        stats["behaviour_kl"] = float((b_weight - 1 - log_weight).mean())
+        stats["behaviour_weight_max"] = float(b_weight.max())
+        batch = dataclasses.replace(
+            batch, logp=prox_logp.view_as(batch.logp), values=prox_values.view_as(batch.values)
+        )
     adv_all, returns = advantages(batch, next_value, args.gamma, args.gae_lambda)
     b_obs = batch.obs.reshape(-1, batch.obs.shape[-1])
     b_feat = batch.features.reshape(-1, batch.features.shape[-1])
@@ -86,8 +136,6 @@ def ppo_update(
     b_act, b_logp = batch.actions.reshape(-1), batch.logp.reshape(-1)
     b_adv, b_ret, b_val = adv_all.reshape(-1), returns.reshape(-1), batch.values.reshape(-1)
     b_teach = batch.teacher.reshape(-1) if teaching else None
-    size = batch.size
-    minibatch = size // args.num_minibatches
     clipfracs, teacher_losses, agreement = [], [], []
     extra: dict[str, list[float]] = {}
     for _ in range(args.update_epochs):
@@ -116,6 +164,7 @@ def ppo_update(
                 magnet_logits,
                 alpha,
                 ent_coef,
+                None if b_weight is None else b_weight[idx],
             )
             with torch.no_grad():
                 ratio = terms["ratio"]
@@ -136,7 +185,6 @@ def ppo_update(
         follow_ema(magnet, policy, args.magnet_ema_rate)
     var_y = b_ret.var()
     explained = float("nan") if var_y == 0 else float(1 - (b_ret - b_val).var() / var_y)
-    stats: dict[str, Any] = {}
     if b_teach is not None:
         stats["teacher_weight"] = teaching
         stats["teacher_loss"] = float(np.mean(teacher_losses))
