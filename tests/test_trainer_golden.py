@@ -7,11 +7,12 @@ periodic evaluations) writes its checkpoints; the sha256 of every tensor they ho
 (``training/ppo.py`` at commit ``8e44871``, before it became ``training/ppo/``) and is
 checked here.
 
-Torch's CPU kernels round differently on another processor, so the hashes are recorded
-per CPU (:func:`cpu_signature`). On a CPU with hashes of its own the run must write
-them; on any other, a run that writes one of the recorded sets passes and one that does
-not is skipped, with the way to record that CPU's hashes on the old code (never on the
-new)::
+The hashes depend on the machine as well as on the code: torch's CPU kernels round
+differently on another processor, and other versions of torch, numpy or numba may too
+(the first recorded set and this machine's differ on the same kind of CPU). A run passes
+if it writes one of the recorded sets; on a machine with a set of its own
+(:func:`machine_signature`) any other result fails; elsewhere the test is skipped, saying
+how to record that machine's hashes on the old code (never on the new)::
 
     git archive 8e44871 | tar -x -C /tmp/old && ln -s training /tmp/old/liars_train
     cd tests && PYTHONPATH=/tmp/old python test_trainer_golden.py
@@ -109,21 +110,29 @@ def golden_run(tmp_path: Path, *sets: str) -> Path:
     return tmp_path / "golden"
 
 
-def cpu_signature() -> str:
-    """The processor as torch's kernels see it: vendor, model and vector extension."""
-    vendor = model = platform.processor() or platform.machine()
+def machine_signature() -> str:
+    """The processor and the numeric libraries: what the hashes depend on besides the code.
+
+    The processor as torch's kernels see it (vendor, family, model, vector extension) and
+    the versions of torch, numpy and numba (the batched engine's compiled loops).
+    """
+    import numba
+    import numpy
+
+    cpu = platform.processor() or platform.machine()
     try:
         info = Path("/proc/cpuinfo").read_text().splitlines()
         fields = dict(line.split(":", 1) for line in info if ":" in line)
         fields = {key.strip(): value.strip() for key, value in fields.items()}
-        vendor, model = fields.get("vendor_id", vendor), fields.get("model name", model)
+        cpu = " ".join(fields.get(k, "?") for k in ("vendor_id", "cpu family", "model"))
     except OSError:
         pass
-    return f"{vendor} {model} {torch.backends.cpu.get_cpu_capability()}"
+    versions = f"torch {torch.__version__} numpy {numpy.__version__} numba {numba.__version__}"
+    return f"{cpu} {torch.backends.cpu.get_cpu_capability()} {versions}"
 
 
 RECORDED: dict[str, dict[str, str]] = {
-    # the machine the hashes were first recorded on (2026-12-04; its CPU was not noted)
+    # first recorded on 2026-12-04 (the same kind of CPU; the library versions not noted)
     "first": {
         "best:model": "45e5f263d6626ab6af71d417690f2d353c42dcee30afa27d94739ee7da98187e",
         "best:state": "1bbbea21397e47b66493c1e64995adc18ae5ebea3021b2dd489264c01da0edc1",
@@ -140,7 +149,7 @@ RECORDED: dict[str, dict[str, str]] = {
         "x3/step_256:model": "433a0f930c3ac243ed7d90c82f3dc3923eeb651c682bf801b5224dac427f9e59",
         "x3/step_256:state": "e39de28e26274cd378ba828bd7c0c5edf3c94265cc31af1e9bc118814c8c1cc4",
     },
-    "AuthenticAMD AMD EPYC AVX512": {
+    "AuthenticAMD 25 17 AVX512 torch 2.13.0+cpu numpy 2.4.6 numba 0.68.1": {
         "best:model": "68ea3d70e154c1bb2524e0e399e17b53bdd3cc85301dcd5a759858d221617610",
         "best:state": "970f4b716c99de651d6d8d4928264dd9767be993ec56082369327d18cacbaaa6",
         "step_1024:model": "13ca881ee6d12244305fd227f5f77b463256050281ec727b8c8759864618f822",
@@ -157,24 +166,25 @@ RECORDED: dict[str, dict[str, str]] = {
         "x3/step_256:state": "10512b59320e446063bc72958cd6c5563dd22c258e5b070807660cfda364ddbd",
     },
 }
-"""The old trainer's hashes: CPU signature → {checkpoint: sha256}."""
+"""The old trainer's hashes: machine signature → {checkpoint: sha256}."""
 
 
 def test_a_seeded_tiny_run_writes_the_recorded_weights(tmp_path):
     written = checkpoint_hashes(golden_run(tmp_path))
-    mine = RECORDED.get(cpu_signature())
-    if mine is not None:
-        assert written == mine
-    elif written not in RECORDED.values():
+    if written in RECORDED.values():
+        return
+    mine = RECORDED.get(machine_signature())
+    if mine is None:
         pytest.skip(
-            f"no hashes recorded for this CPU ({cpu_signature()}): record them on the old "
-            "trainer as the module docstring says"
+            f"no hashes recorded for this machine ({machine_signature()}): record them on "
+            "the old trainer as the module docstring says"
         )
+    assert written == mine
 
 
 if __name__ == "__main__":  # records this CPU's hashes (run it on the old code: see above)
     hashes = checkpoint_hashes(golden_run(Path(tempfile.mkdtemp())))
-    print(f"    {cpu_signature()!r}: {{", file=sys.stderr)
+    print(f"    {machine_signature()!r}: {{", file=sys.stderr)
     for key, value in sorted(hashes.items()):
         print(f"        {key!r}: {value!r},", file=sys.stderr)
     print("    },", file=sys.stderr)
