@@ -14,8 +14,9 @@ same ``start``/``collect`` as the in-process rollout, so the trainer's loop does
   the learner's own sampling generator through each collection and back (on a CPU
   learner), so ``workers: 1`` plays exactly the run of ``workers: 0``;
 - **overlap**: the actors collect batch k+1 with the weights of update k while the
-  learner updates on batch k; the batch keeps the log-probabilities of the weights that
-  played it, which PPO's ratio is taken against (IMPALA's and Sebulba's one-update lag);
+  learner updates on batch k (IMPALA's and Sebulba's one-update lag); the batch keeps
+  the log-probabilities of the weights that played it, which the update's importance
+  weights are taken against (``lag_correction``, :func:`~liars_train.ppo.update.ppo_update`);
 - **faults**: an actor that dies (``kill -9``, out of memory) is started again from the
   driver's league of now with a generator of its own, and its share of the batch is
   collected again, so the run still counts exactly ``num_envs × num_steps`` decisions an

@@ -85,9 +85,8 @@ class Args:
     overlap: bool = True
     """With ``workers``: the actors collect the next batch with the weights of now while
     the learner updates on this one, so each batch is played by weights one update old
-    (PPO's ratio is taken against the stored log-probabilities of the weights that
-    played it). Off: the actors wait for each update, and ``workers: 1`` writes the
-    same checkpoints, bit for bit, as ``workers: 0``."""
+    (see ``lag_correction``). Off: the actors wait for each update, and ``workers: 1``
+    writes the same checkpoints, bit for bit, as ``workers: 0``."""
     lag_correction: str = "decoupled"
     """How the update treats a batch played by older weights (with ``overlap``):
     ``decoupled`` (the default) takes PPO's clip and the KL to the previous policy
