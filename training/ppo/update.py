@@ -164,7 +164,7 @@ def ppo_update(
                 magnet_logits,
                 alpha,
                 ent_coef,
-                None if b_weight is None else b_weight[idx],
+                weights=None if b_weight is None else b_weight[idx],
             )
             with torch.no_grad():
                 ratio = terms["ratio"]
