@@ -72,17 +72,16 @@ def rllib_rate(config: str, iterations: int) -> float:
 def quickstart(config: str, workers: int) -> dict:
     """Trains ``config`` to its end with ``workers``; its training seconds and final table."""
     with tempfile.TemporaryDirectory() as runs:
-        sets = [f"runs_dir={runs}", f"workers={workers}", "progress=false"]
-        args = ppo.load_args(config, [*sets, "final_eval_games=0", "compare_checkpoint="])
-        trainer = ppo.Trainer(args)
+        args = ppo.load_args(config, [f"runs_dir={runs}", f"workers={workers}", "progress=false"])
+        # the final table is played after the clock stops, without the shipped comparison
+        trainer = ppo.Trainer(dataclasses.replace(args, final_eval_games=0))
         start = time.perf_counter()
         trainer.train()  # to total_steps, its last evaluation booked
         seconds = time.perf_counter() - start
-        games = ppo.load_args(config, sets).final_eval_games
         table = ppo.evaluate.final_table(
             trainer.policy,
             trainer.rules,
-            dataclasses.replace(args, final_eval_games=games),
+            dataclasses.replace(args, compare_checkpoint=""),
             trainer.run_dir,
             "cpu",
             args.torch_threads,

@@ -95,7 +95,9 @@ def test_the_weights_scale_each_decisions_surrogate_and_kl():
 
 def test_the_proximal_terms_are_the_networks_of_now():
     args, policy, batch = setup()
-    logp, values = proximal_terms(policy, batch, chunk=50)  # chunks that do not divide
+    obs, mask = batch.obs.flatten(0, 1), batch.mask.flatten(0, 1)
+    actions = batch.actions.flatten()
+    logp, values = proximal_terms(policy, obs, mask, None, actions, chunk=50)  # 256 = 5×50+6
     torch.testing.assert_close(logp, batch.logp.reshape(-1), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(values, batch.values.reshape(-1), rtol=1e-5, atol=1e-5)
 

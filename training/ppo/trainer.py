@@ -99,10 +99,11 @@ class Trainer:
             from liars_train.distributed import RemoteRollouts
 
             self.rollout = RemoteRollouts(args, self.league, self.generator, self.device)
+        overlap = bool(args.workers and args.overlap)
         # with overlap each batch was played by the weights of one update before
-        self.stale_batches = bool(args.workers and args.overlap)
+        self.decoupled = overlap and args.lag_correction == "decoupled"
         self.evaluations = self.exploiter = None
-        if args.workers and args.overlap:  # beside training (without overlap: in order)
+        if overlap:  # beside training (without overlap: in order)
             from liars_train.distributed import RemoteEvaluations, RemoteExploiter
 
             self.evaluations = RemoteEvaluations(args)
@@ -207,7 +208,7 @@ class Trainer:
             alpha=magnet_weight(args, update, self.num_updates),
             ent_coef=entropy_weight(args, update, self.num_updates),
             teaching=teaching,
-            proximal=self.stale_batches and args.lag_correction == "decoupled",
+            proximal=self.decoupled,
         )
 
     def _teacher_weight(self) -> float:

@@ -51,24 +51,25 @@ def advantages(
 
 @torch.no_grad()
 def proximal_terms(
-    policy: PolicyNet, batch: Batch, chunk: int
+    policy: PolicyNet,
+    obs: torch.Tensor,
+    mask: torch.Tensor,
+    features: torch.Tensor | None,
+    actions: torch.Tensor,
+    chunk: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The network's log-probabilities of the batch's actions and its values, flat.
+    """The network's log-probabilities of ``actions`` and its values, flat decisions.
 
     Taken in float32, ``chunk`` decisions at a time, before the update changes the
     network: the proximal policy of decoupled PPO.
 
     Returns:
-        ``(logp, values)``, ``(num_steps × games,)`` each.
+        ``(logp, values)``, one entry per decision each.
     """
-    obs = batch.obs.reshape(-1, batch.obs.shape[-1])
-    feat = batch.features.reshape(-1, batch.features.shape[-1])
-    mask = batch.mask.reshape(-1, batch.mask.shape[-1])
-    actions = batch.actions.reshape(-1)
     logps, values = [], []
     for start in range(0, obs.shape[0], chunk):
         part = slice(start, start + chunk)
-        feats = feat[part] if feat.shape[-1] > 0 else None
+        feats = None if features is None else features[part]
         logits, value = policy(obs[part], mask[part], feats)
         logp = torch.log_softmax(logits.float(), -1)
         logps.append(logp.gather(1, actions[part, None]).squeeze(1))
@@ -117,23 +118,22 @@ def ppo_update(
     minibatch = size // args.num_minibatches
     with torch.no_grad():
         _, next_value = policy(batch.next_obs, batch.next_mask)
-    stats: dict[str, Any] = {}
-    b_weight = None
-    if proximal:
-        prox_logp, prox_values = proximal_terms(policy, batch, minibatch)
-        log_weight = prox_logp - batch.logp.reshape(-1)
-        b_weight = log_weight.exp()
-        stats["behaviour_kl"] = float((b_weight - 1 - log_weight).mean())
-        stats["behaviour_weight_max"] = float(b_weight.max())
-        batch = dataclasses.replace(
-            batch, logp=prox_logp.view_as(batch.logp), values=prox_values.view_as(batch.values)
-        )
-    adv_all, returns = advantages(batch, next_value, args.gamma, args.gae_lambda)
     b_obs = batch.obs.reshape(-1, batch.obs.shape[-1])
     b_feat = batch.features.reshape(-1, batch.features.shape[-1])
     has_features = b_feat.shape[-1] > 0
     b_mask = batch.mask.reshape(-1, batch.mask.shape[-1])
     b_act, b_logp = batch.actions.reshape(-1), batch.logp.reshape(-1)
+    stats: dict[str, Any] = {}
+    b_weight = None
+    if proximal:  # the trust region's centre: the network of now
+        feats = b_feat if has_features else None
+        prox_logp, prox_values = proximal_terms(policy, b_obs, b_mask, feats, b_act, minibatch)
+        log_weight = prox_logp - b_logp
+        b_weight, b_logp = log_weight.exp(), prox_logp
+        stats["behaviour_kl"] = float((b_weight - 1 - log_weight).mean())
+        stats["behaviour_weight_max"] = float(b_weight.max())
+        batch = dataclasses.replace(batch, values=prox_values.view_as(batch.values))
+    adv_all, returns = advantages(batch, next_value, args.gamma, args.gae_lambda)
     b_adv, b_ret, b_val = adv_all.reshape(-1), returns.reshape(-1), batch.values.reshape(-1)
     b_teach = batch.teacher.reshape(-1) if teaching else None
     clipfracs, teacher_losses, agreement = [], [], []
