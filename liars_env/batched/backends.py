@@ -5,7 +5,7 @@ and its random generator; a backend computes on that state. Two implement
 :class:`BatchedBackend`: :class:`~liars_env.batched.torch_backend.TorchBackend` (tensor ops,
 any device) and :class:`~liars_env.batched.numba_backend.NumbaBackend` (the compiled loops of
 :mod:`liars_env.batched.fused`, the CPU only). :func:`resolve_backend` says which one a
-device gets, :func:`make_backend` builds it.
+device gets.
 
 Example:
     >>> import torch
@@ -142,23 +142,6 @@ def resolve_backend(backend: str, device: torch.device) -> str:
             raise ImportError(f"backend='numba' needs numba (pip install numba): {exc}") from exc
         return "torch"
     return "numba"
-
-
-def make_backend(env: BatchedEnv) -> BatchedBackend:
-    """The backend named by ``env.backend`` (already resolved), built for ``env``.
-
-    Raises:
-        ValueError: for a name other than ``"torch"`` or ``"numba"``.
-    """
-    if env.backend == "torch":
-        from liars_env.batched.torch_backend import TorchBackend
-
-        return TorchBackend(env)
-    if env.backend == "numba":
-        from liars_env.batched.numba_backend import NumbaBackend
-
-        return NumbaBackend(env)
-    raise ValueError(f"env.backend must be 'torch' or 'numba', got {env.backend!r}")
 
 
 def step_info(

@@ -37,11 +37,13 @@ from typing import Any
 
 import torch
 
-from liars_env.batched.backends import BACKENDS, BatchedBackend, make_backend, resolve_backend
+from liars_env.batched.backends import BACKENDS, BatchedBackend, resolve_backend
 from liars_env.batched.kernels import bid_caps, first_openers
 from liars_env.batched.memory import retain_freed_memory
+from liars_env.batched.numba_backend import NumbaBackend
 from liars_env.batched.positions import BatchedPositions
 from liars_env.batched.threads import DEFAULT_THREADS, check_threads, using_threads
+from liars_env.batched.torch_backend import TorchBackend
 from liars_env.engine import get_codec
 from liars_env.errors import IllegalActionError
 from liars_env.observation import ObservationLayout
@@ -148,7 +150,9 @@ class BatchedEnv(BatchedPositions):
         if self.layout.slices["current_bid"].start != r.faces + 2 * self.num_players + 1:
             raise RuntimeError("BatchedEnv expects the round fields first in the layout")
         self._allocate()
-        self.backend_impl: BatchedBackend = make_backend(self)
+        self.backend_impl: BatchedBackend = (
+            NumbaBackend(self) if self.backend == "numba" else TorchBackend(self)
+        )
         """The backend object that computes steps, observations and masks
         (:mod:`liars_env.batched.backends`)."""
 
