@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -370,3 +372,101 @@ def test_the_loop_check_finds_a_loop_through_a_package_init(tmp_path, monkeypatc
     )
     graph["loopy.c"] = {"loopy.c"}  # a module importing itself is a loop too
     assert ("loopy.c",) in import_loops(graph)
+
+
+# What a user of the bare engine has not installed: the import blocker of the subprocess
+# below raises ImportError for these, as a venv without them would.
+HEAVY = ("gymnasium", "pettingzoo", "torch", "numba", "scipy")
+
+_BLOCKER = """
+import importlib.abc, sys
+
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in {blocked!r}:
+            raise ImportError(f"No module named {{fullname!r}} (blocked by the test)")
+        return None
+
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def _run_without_heavy(code: str) -> subprocess.CompletedProcess:
+    script = _BLOCKER.format(blocked=set(HEAVY)) + textwrap.dedent(code)
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+
+
+def test_the_game_layer_imports_and_plays_with_numpy_alone():
+    out = _run_without_heavy(
+        """
+        import sys
+        import numpy as np
+        import liars_env
+        import liars_env.actions, liars_env.engine, liars_env.errors, liars_env.observation
+        import liars_env.probability, liars_env.rules
+        from liars_env import LiarsDiceGame, ObservationLayout, RuleSet
+
+        rules = RuleSet.preset("perudo")
+        game = LiarsDiceGame(rules)
+        rng = np.random.default_rng(0)
+        state = game.new_game(rng)
+        while not state.is_over:
+            game.apply(state, game.legal_actions(state)[0], rng)
+        assert ObservationLayout(rules).size > 0
+        print(sorted(m.split(".")[0] for m in sys.modules if m.split(".")[0] in {blocked!r}))
+        print(sorted(m for m in sys.modules if m.startswith("liars_env.envs")))
+        """.replace("{blocked!r}", repr(set(HEAVY)))
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[]", "[]"], out.stdout
+
+
+def test_asking_for_an_environment_without_its_dependencies_names_them():
+    out = _run_without_heavy(
+        """
+        import liars_env
+        try:
+            liars_env.env("perudo")
+        except ImportError as exc:
+            print(exc)
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    assert "blocked by the test" in out.stdout and any(n in out.stdout for n in HEAVY)
+
+
+def test_import_liars_env_loads_no_environment():
+    code = (
+        "import sys, liars_env; "
+        "print(sorted(m for m in sys.modules if m.startswith('liars_env.envs')), "
+        "'gymnasium' in sys.modules, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[] False False"
+
+
+def test_environments_load_when_asked_for():
+    code = """
+import sys
+import liars_env
+assert "liars_env.envs.aec" not in sys.modules
+e = liars_env.env("perudo", num_players=3)
+assert "liars_env.envs.aec" in sys.modules and liars_env.raw_env.__module__ == "liars_env.envs.aec"
+from liars_env import liars_dice_v1
+import gymnasium
+g = gymnasium.make("LiarsDice-v0", num_players=2)  # registered once gymnasium loaded
+print(type(g.unwrapped).__name__, liars_dice_v1.env is liars_env.env)
+try:
+    liars_env.no_such_env
+except AttributeError as exc:
+    print(exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == [
+        "LiarsDiceEnv True",
+        "module 'liars_env' has no attribute 'no_such_env'",
+    ]
