@@ -280,6 +280,7 @@ def test_the_game_layer_needs_only_numpy():
         "liars_env.array_rules",
         "liars_env.threads",
         "liars_env.typed_moves",
+        "liars_env.play.moves",
         "liars_env.web.server",
         "liars_train.evaluate",
         "liars_train.exploit",

@@ -27,8 +27,8 @@ from liars_env.agents import make_agent, view_of
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.envs.render import render_reveal
 from liars_env.observation import ObservationLayout
-from liars_env.play.moves import HELP, ParseError, minimum_raises, parse_move
 from liars_env.rules import PRESETS, resolve_rules, wild_name
+from liars_env.text.moves import HELP, ParseError, minimum_raises, parse_move
 
 
 class TerminalGame:
