@@ -472,3 +472,16 @@ except AttributeError as exc:
         "LiarsDiceEnv True",
         "module 'liars_env' has no attribute 'no_such_env'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("package", "folder"), [("liars_env", "liars_env"), ("liars_train", "training")]
+)
+def test_every_module_says_its_job_in_its_first_docstring_line(package, folder):
+    unsaid = []
+    for name, path in sorted(_modules(package, folder).items()):
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        first = doc.split("\n", 1)[0]
+        if not first.endswith(".") or len(first) < 20:
+            unsaid.append(f"{name}: {first!r}")
+    assert unsaid == [], "modules without a one-line job:\n" + "\n".join(unsaid)
