@@ -11,9 +11,12 @@ folder              what lives there                                         may
                     :mod:`~liars_env.engine` (state, transitions),
                     :mod:`~liars_env.observation` (layout, PlayerView),
                     :mod:`~liars_env.probability` (binomial tails),
-                    :mod:`~liars_env.errors`
-``batched/``        many games at once: the batched engine, the rules in     the game
-                    array form (``kernels``), numba loops, memory, threads
+                    :mod:`~liars_env.errors`,
+                    :mod:`~liars_env.entry_points` (the envs by name),
+                    :mod:`~liars_env.cli` (the commands' rule arguments)
+``batched/``        many games at once: the batched engine, its torch and    the game
+                    numba backends, positions, the rules in array form
+                    (``kernels``), numba loops, memory, threads
 ``solver/``         exact solutions of small 2-player games, exact           the game
                     exploitability of any agent, the OpenSpiel adapter
 ``text/``           text agents: the prompt of a position, the reader of     the game
