@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import sys
-from types import ModuleType
 from typing import Any
 
 ENV_ID = "LiarsDice-v0"
@@ -54,8 +53,8 @@ def load(name: str) -> Any:
     return getattr(module, attribute) if attribute else module
 
 
-def register_gymnasium_envs(gymnasium: ModuleType) -> None:
-    """Registers every id of :data:`GYMNASIUM_ENVS` with ``gymnasium`` (idempotent)."""
+def register_gymnasium_envs(gymnasium: Any) -> None:
+    """Registers every id of :data:`GYMNASIUM_ENVS` with ``gymnasium``, the module (idempotent)."""
     for env_id, entry_point in GYMNASIUM_ENVS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point)
@@ -71,7 +70,7 @@ class _AfterImport(importlib.abc.Loader):
     def create_module(self, spec):  # noqa: D102 - the loader protocol
         return self.loader.create_module(spec)
 
-    def exec_module(self, module: ModuleType) -> None:  # noqa: D102 - the loader protocol
+    def exec_module(self, module: Any) -> None:  # noqa: D102 - the loader protocol
         self.loader.exec_module(module)
         self.then(module)
 

@@ -48,9 +48,9 @@ class BatchedPositions:
         """Puts the games ``rows`` at given positions: rounds in progress, from any seat's turn.
 
         For search and scenario tests: the batch plays on from these positions with
-        :meth:`step` as from any other. Every value is checked against the rules first
+        :meth:`BatchedEnv.step` as from any other. Every value is checked against the rules first
         (nothing changes on an error): the same legality tables, bid caps, seat order and
-        palifico rule as :meth:`step`, so a position the scalar engine could not reach
+        palifico rule as :meth:`BatchedEnv.step`, so a position the scalar engine could not reach
         in a round (an illegal raise, a bid out of turn) is refused.
 
         Args:
