@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from liars_env.cli import add_rule_arguments
 from liars_env.rules import RuleSet
 
 BOTS = ("random", "probabilistic", "cautious", "bold", "bayes", "belief")
@@ -156,9 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="the llm: (or textarena:) spec")
     parser.add_argument("--out", default="runs/llm_suite", help="results folder")
-    parser.add_argument("--rules", default="perudo", help="preset of the ladder")
-    parser.add_argument("--players", type=int, default=3, help="players of the ladder")
-    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    add_rule_arguments(parser, players=3, players_help="players of the ladder", rule=True)
     parser.add_argument("--games", type=int, default=100, help="games per bot")
     parser.add_argument("--bots", nargs="+", default=list(BOTS), help="the bots to meet")
     parser.add_argument(

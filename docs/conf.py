@@ -65,7 +65,7 @@ COLAB_LINE = (
 
 
 def write_student_labs() -> str:
-    """Writes the labs' student versions (``course/labs`` → ``_generated/lab_sources``).
+    """Writes the labs' student versions (``docs/labs`` → ``_generated/lab_sources``).
 
     The labs' pages show the student version (exercises left to fill in), unexecuted;
     the instructor's sources, solutions included, stay out of the site. The notebooks'
@@ -78,7 +78,7 @@ def write_student_labs() -> str:
     (out / "README.txt").write_text(
         "Labs\n====\n\nThe three labs, as students get them (see the course page).\n"
     )
-    for source in sorted((docs.parent / "course" / "labs").glob("lab_*.py")):
+    for source in sorted((docs / "labs").glob("lab_*.py")):
         (out / source.name).write_text(student_version(source.read_text(), str(source)))
     return "_generated/lab_sources"
 

@@ -11,9 +11,12 @@ folder              what lives there                                         may
                     :mod:`~liars_env.engine` (state, transitions),
                     :mod:`~liars_env.observation` (layout, PlayerView),
                     :mod:`~liars_env.probability` (binomial tails),
-                    :mod:`~liars_env.errors`
-``batched/``        many games at once: the batched engine, the rules in     the game
-                    array form (``kernels``), numba loops, memory, threads
+                    :mod:`~liars_env.errors`,
+                    :mod:`~liars_env.entry_points` (the envs by name),
+                    :mod:`~liars_env.cli` (the commands' rule arguments)
+``batched/``        many games at once: the batched engine, its torch and    the game
+                    numba backends, positions, the rules in array form
+                    (``kernels``), numba loops, memory, threads
 ``solver/``         exact solutions of small 2-player games, exact           the game
                     exploitability of any agent, the OpenSpiel adapter
 ``text/``           text agents: the prompt of a position, the reader of     the game
@@ -31,6 +34,12 @@ folder              what lives there                                         may
 Modules that moved in 0.3.0 keep their old import paths with a ``DeprecationWarning``
 (:mod:`liars_env.moved`).
 
+``import liars_env`` (or ``import liars_env.rules``) loads the game layer only, with numpy
+alone: the environments (``liars_env.env``, ``raw_env``, ``liars_dice_v1``,
+``LiarsDiceEnv``) are named by entry point and imported on first use
+(:mod:`liars_env.entry_points`), and the Gymnasium id ``LiarsDice-v0`` is registered as soon
+as gymnasium is imported.
+
 Example:
     >>> import liars_env
     >>> e = liars_env.env("perudo", num_players=3)
@@ -44,15 +53,27 @@ from liars_env import moved as _moved
 
 _moved.install(_moved.MOVED, _moved.STABLE)
 
+from liars_env import entry_points as _entry_points  # noqa: E402
 from liars_env.actions import ActionCodec  # noqa: E402
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult  # noqa: E402
-from liars_env.envs import liars_dice_v0, liars_dice_v1  # noqa: E402
-from liars_env.envs.aec import env, raw_env  # noqa: E402
-from liars_env.envs.gym_env import LiarsDiceEnv, register_envs  # noqa: E402  (registers)
 from liars_env.errors import IllegalActionError  # noqa: E402
 from liars_env.observation import OBSERVATION_VERSION, ObservationLayout  # noqa: E402
 from liars_env.rules import PRESETS, RuleSet  # noqa: E402
 from liars_env.version import __version__  # noqa: E402
+
+_entry_points.register_when_imported()  # gymnasium.make("LiarsDice-v0"), once it loads
+
+
+def __getattr__(name: str):
+    """The environments, loaded on first use (:data:`liars_env.entry_points.ENVIRONMENTS`)."""
+    value = _entry_points.load(name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "OBSERVATION_VERSION",

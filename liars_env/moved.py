@@ -44,8 +44,9 @@ MOVED: dict[str, str] = {
     "liars_env.belief": "liars_env.agents.belief",
     "liars_env.policy": "liars_env.agents.policy",
     "liars_env.agents.probability": "liars_env.probability",
-    "liars_env.agents.human": "liars_env.play.moves",
-    "liars_env.typed_moves": "liars_env.play.moves",
+    "liars_env.agents.human": "liars_env.text.moves",
+    "liars_env.typed_moves": "liars_env.text.moves",
+    "liars_env.play.moves": "liars_env.text.moves",
     "liars_env.openspiel": "liars_env.solver.openspiel",
     "liars_env.web": "liars_env.play.web",
 }

@@ -1,6 +1,10 @@
-"""Shared helpers for the tests: scripted games and preset/player grids."""
+"""Shared helpers for the tests: scripted games, preset/player grids, scripts as modules."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -28,3 +32,24 @@ def scripted(rules: RuleSet, dice, *, first_player=0, dice_left=None, seed=0):
 def bid(game: LiarsDiceGame, quantity: int, face: int) -> int:
     """Action id of a bid."""
     return game.codec.encode_bid(quantity, face)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(path: str, name: str | None = None) -> ModuleType:
+    """A script of the repository (``benchmarks/search.py``, ``scripts/zoo.py``) as a module.
+
+    ``benchmarks/`` and ``scripts/`` are not packages, so a test loads the file itself, under
+    ``name`` (default: the file's stem), without putting it in ``sys.modules``.
+
+    Raises:
+        FileNotFoundError: for a ``path`` (relative to the repository) that is not a file.
+    """
+    file = ROOT / path
+    if not file.is_file():
+        raise FileNotFoundError(f"no script {path!r} in {ROOT}")
+    spec = importlib.util.spec_from_file_location(name or file.stem, file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

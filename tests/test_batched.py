@@ -272,7 +272,7 @@ def test_sample_actions_is_uniform_and_falls_back_to_the_mask_for_large_tables()
     big = BatchedEnv("perudo", num_envs=8, seed=0)
     big.SAMPLER_TABLE_LIMIT = 10  # too small for any table: the mask is used
     big.reset()
-    assert big._sampler is None
+    assert big.sampler_tables is None
     g1, g2 = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
     assert torch.equal(big.sample_actions(g1), sample_legal(big.legal_mask(), g2))
 

@@ -35,7 +35,7 @@ def run_lab(lab: str, version, tmp_path: Path, monkeypatch, quick=True) -> tuple
     matplotlib.use("Agg")
     monkeypatch.setenv(QUICK_ENV, "1" if quick else "0")
     monkeypatch.chdir(tmp_path)
-    source = (ROOT / "course" / "labs" / LABS[lab]).read_text()
+    source = (ROOT / "docs" / "labs" / LABS[lab]).read_text()
     namespace: dict = {"__name__": "__main__"}
     errors = run_cells(script_cells(version(source)), namespace, where=LABS[lab])
     import matplotlib.pyplot as plt
@@ -82,7 +82,7 @@ def test_lab_c_solution_passes_at_the_full_budget(tmp_path, monkeypatch):
 
 def test_student_versions_hide_every_solution_line():
     for name in LABS.values():
-        source = (ROOT / "course" / "labs" / name).read_text()
+        source = (ROOT / "docs" / "labs" / name).read_text()
         student, solution = student_version(source), solution_version(source)
         assert "SOLUTION" not in student and "SOLUTION" not in solution
         hidden = re.findall(r"# BEGIN SOLUTION.*?\n(.*?)# END SOLUTION", source, re.S)
@@ -137,7 +137,7 @@ def test_grader_grades_a_folder_and_writes_csv(tmp_path, capsys):
 
 
 def test_the_labs_copy_of_course_tiny_is_the_config():
-    source = (ROOT / "course" / "labs" / LABS["ppo"]).read_text()
+    source = (ROOT / "docs" / "labs" / LABS["ppo"]).read_text()
     namespace: dict = {}
     block = re.search(r"^COURSE_TINY = \{.*?^\}", source, re.S | re.M)[0]
     exec(block, namespace)  # noqa: S102

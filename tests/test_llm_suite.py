@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 pytest.importorskip("openai")
 
@@ -16,10 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_suite():
-    spec = importlib.util.spec_from_file_location("llm_suite", ROOT / "benchmarks" / "llm_suite.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/llm_suite.py")
 
 
 def test_the_suite_runs_resumes_for_free_and_guards_its_budget(tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from liars_env import ActionCodec, RuleSet
 from liars_env.play import main
-from liars_env.play.moves import ParseError, parse_move
+from liars_env.text.moves import ParseError, parse_move
 
 CODEC = ActionCodec(RuleSet.preset("perudo_calza"))
 

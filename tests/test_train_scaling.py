@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,12 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def bench():
     sys.path.insert(0, str(ROOT / "benchmarks"))  # its sibling modules (report, ...)
-    spec = importlib.util.spec_from_file_location(
-        "train_scaling_bench", ROOT / "benchmarks" / "train_scaling.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
+    yield load_script("benchmarks/train_scaling.py", "train_scaling_bench")
     sys.path.remove(str(ROOT / "benchmarks"))
 
 

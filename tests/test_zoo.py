@@ -3,7 +3,6 @@ from them (``docs/models.md``, the README's table, the cards) agree with the fil
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import shutil
@@ -12,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 from safetensors import safe_open
 
 from liars_env import RuleSet
@@ -22,10 +22,7 @@ SHIPPED = sorted(p for p in (ROOT / "checkpoints").iterdir() if p.is_dir())
 
 def load_zoo():
     """``scripts/zoo.py`` as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("zoo", ROOT / "scripts" / "zoo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/zoo.py")
 
 
 zoo = load_zoo()

@@ -5,7 +5,7 @@ engine (:class:`liars_env.batched.BatchedEnv`), the batched bots
 (:mod:`liars_env.agents.batched`), the belief model (:mod:`liars_env.agents.belief`) and the
 policy's input features (:mod:`liars_env.agents.policy`) need the same rules for whole batches
 of games at once; they take them from here instead of restating them. Every kernel is
-checked against its scalar twin in ``tests/test_array_rules.py``, over every preset and
+checked against its scalar twin in ``tests/test_kernels.py``, over every preset and
 both palifico states. The batched engine's CPU backend runs compiled twins of the
 counting, settling, seat and palifico kernels inside its fused step
 (:mod:`liars_env.batched.fused`); those are checked step by step against the torch backend and

@@ -109,13 +109,13 @@ from liars_env.actions import as_action_id
 from liars_env.agents.base import Agent, view_of
 from liars_env.agents.registry import make_agent
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
+from liars_env.entry_points import ENV_ID as ENV_ID  # re-exported: the id lives there
+from liars_env.entry_points import register_gymnasium_envs
 from liars_env.envs.render import render_table
 from liars_env.errors import IllegalActionError
 from liars_env.observation import IncrementalEncoder, ObservationLayout
 from liars_env.rules import RuleSet, loser_reward, resolve_rules
 
-ENV_ID = "LiarsDice-v0"
-"""The Gymnasium id of :class:`LiarsDiceEnv`."""
 ILLEGAL_ACTION_MODES = ("penalize", "raise")
 ILLEGAL_ACTION_REWARD = -1.0
 """Reward of an illegal action under ``illegal_action="penalize"``."""
@@ -382,9 +382,12 @@ def _is_agent(obj: Any) -> bool:
 
 
 def register_envs() -> None:
-    """Registers :data:`ENV_ID` with Gymnasium (idempotent; done on import)."""
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="liars_env.envs.gym_env:LiarsDiceEnv")
+    """Registers :data:`~liars_env.entry_points.ENV_ID` with Gymnasium (idempotent).
+
+    ``import liars_env`` already arranges it (:mod:`liars_env.entry_points`); so does
+    importing this module.
+    """
+    register_gymnasium_envs(gymnasium)
 
 
 register_envs()

@@ -24,11 +24,12 @@ import numpy as np
 
 from liars_env.actions import describe_bid
 from liars_env.agents import make_agent, view_of
+from liars_env.cli import add_rule_arguments
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.envs.render import render_reveal
 from liars_env.observation import ObservationLayout
-from liars_env.play.moves import HELP, ParseError, minimum_raises, parse_move
-from liars_env.rules import PRESETS, resolve_rules, wild_name
+from liars_env.rules import resolve_rules, wild_name
+from liars_env.text.moves import HELP, ParseError, minimum_raises, parse_move
 
 
 class TerminalGame:
@@ -151,8 +152,7 @@ class TerminalGame:
 def build_parser() -> argparse.ArgumentParser:
     """The ``liars-play`` argument parser."""
     parser = argparse.ArgumentParser(prog="liars-play", description=__doc__.splitlines()[0])
-    parser.add_argument("--rules", default="perudo", help=f"preset: {', '.join(PRESETS)}")
-    parser.add_argument("--players", type=int, default=3)
+    add_rule_arguments(parser, players=3)
     parser.add_argument(
         "--opponents",
         nargs="+",

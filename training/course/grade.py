@@ -38,8 +38,8 @@ from liars_train.course.notebooks import (
     student_version,
 )
 
-LAB_SOURCES = Path(__file__).resolve().parents[2] / "course" / "labs"
-"""The labs' sources in a checkout of the repository (``course/labs/lab_*.py``)."""
+LAB_SOURCES = Path(__file__).resolve().parents[2] / "docs" / "labs"
+"""The labs' sources in a checkout of the repository (``docs/labs/lab_*.py``)."""
 
 
 def lab_of(path: Path) -> str | None:
@@ -64,7 +64,7 @@ def build(out: Path, sources: Path = LAB_SOURCES) -> list[Path]:
     """
     labs = sorted(Path(sources).glob("lab_*.py"))
     if not labs:
-        raise ValueError(f"no lab_*.py in {sources}; pass the repository's course/labs folder")
+        raise ValueError(f"no lab_*.py in {sources}; pass the repository's docs/labs folder")
     written = []
     for source in labs:
         text = source.read_text()

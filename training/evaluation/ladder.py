@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from liars_env.agents.policy import CheckpointError
+from liars_env.cli import add_rule_arguments
 from liars_env.rules import RuleSet
 from liars_train.league import member_from_spec, play_match
 
@@ -77,8 +78,7 @@ def markdown(table: dict[str, dict[str, dict]], parity: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``python -m liars_train.evaluation.ladder``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rules", default="perudo")
-    parser.add_argument("--players", type=int, default=3, help="seats at the table")
+    add_rule_arguments(parser, players=3)
     parser.add_argument(
         "--players-list",
         nargs="+",

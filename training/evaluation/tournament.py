@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from liars_env.agents import make_agent, view_of
+from liars_env.cli import add_rule_arguments
 from liars_env.engine import LiarsDiceGame
 from liars_env.observation import ObservationLayout
-from liars_env.rules import PRESETS, RuleSet, resolve_rules
+from liars_env.rules import RuleSet, resolve_rules
 from liars_train.config import parse_rule_overrides
 from liars_train.stats import wilson_interval
 
@@ -520,9 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play a tournament between agents and report win rates with 95% "
         "Wilson intervals, mean places, openskill ratings and head-to-head rates.",
     )
-    parser.add_argument("--rules", default="perudo", help=f"preset: {', '.join(PRESETS)}")
-    parser.add_argument(
-        "--players", type=int, default=None, help="players (default: one per agent)"
+    add_rule_arguments(
+        parser, players=None, players_help="players (default: one per agent)", rule=True
     )
     parser.add_argument(
         "--agents",
@@ -538,9 +538,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--workers", type=int, default=min(4, os.cpu_count() or 1), help="processes"
-    )
-    parser.add_argument(
-        "--rule", action="append", default=[], metavar="KEY=VALUE", help="rule override"
     )
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--plot", help="write a PNG of the win rates here (default: next to --out)")

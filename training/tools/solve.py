@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from liars_env.cli import add_rule_arguments
 from liars_env.rules import PRESETS, RuleSet
 from liars_train.config import parse_rule_overrides
 
@@ -174,15 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Solve a small 2-player game exactly (all rounds) and measure the exact "
         "exploitability of agents.",
     )
-    parser.add_argument("--rules", default="perudo", help=f"preset: {', '.join(PRESETS)}")
-    parser.add_argument("--players", type=int, default=2, help="players (the solver needs 2)")
-    parser.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rule override, e.g. dice_per_player=1 or faces=4 (repeatable)",
-    )
+    add_rule_arguments(parser, players=2, players_help="players (the solver needs 2)", rule=True)
     parser.add_argument(
         "--method",
         default="auto",

@@ -1,4 +1,4 @@
-"""The array rule kernels, each against its scalar twin, over every preset and palifico state.
+"""liars_env.batched.kernels, each kernel against its scalar twin, every preset and palifico state.
 
 The scalar rules of :mod:`liars_env.rules` and :class:`~liars_env.engine.LiarsDiceGame` are
 the reference; every kernel of :mod:`liars_env.batched.kernels` must give exactly their answer,
