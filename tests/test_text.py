@@ -282,7 +282,7 @@ def test_misbehaving_servers_get_the_documented_behaviour(mode, bad, settings, f
 @needs_openai
 @pytest.mark.parametrize("mode", ["ok", "illegal", "junk", "429", "truncated", "drop"])
 def test_liars_eval_records_the_words_and_counts_fallbacks(tmp_path, mode, capsys):
-    from liars_env.play.web.recording import load_replay
+    from liars_env.play.recording import load_replay
     from liars_env.play.web.session import replay_json
     from liars_train.evaluation.tournament import evaluate
 

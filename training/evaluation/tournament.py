@@ -89,12 +89,12 @@ def play_games(
     re-prompts, fallbacks, tokens), ``None`` for other agents.
 
     With ``record`` (a folder), each game is also written there as
-    ``game_{index:06d}.jsonl`` (see :mod:`liars_env.play.web.recording`), by the process that
+    ``game_{index:06d}.jsonl`` (see :mod:`liars_env.play.recording`), by the process that
     played it; with ``record_probabilities`` (the default) each move also carries the
     acting agent's action probabilities where it exposes them, and a text agent's requests
     (prompt, reply, move read, tokens, latency).
     """
-    from liars_env.play.web.recording import agent_calls
+    from liars_env.play.recording import agent_calls
 
     key = (rules, tuple(specs))
     if key not in _WORKER_CACHE:  # build agents once per process
@@ -166,8 +166,8 @@ def _recorder(
     g: int,
     probabilities: bool = True,
 ):
-    """A :class:`~liars_env.play.web.recording.GameRecorder` for game ``g`` of a tournament."""
-    from liars_env.play.web.recording import GameRecorder
+    """A :class:`~liars_env.play.recording.GameRecorder` for game ``g`` of a tournament."""
+    from liars_env.play.recording import GameRecorder
 
     names = display_names(specs)
     return GameRecorder(
@@ -185,7 +185,7 @@ def _recorder(
 
 
 def _probabilities(agent, view):
-    from liars_env.play.web.recording import action_probabilities
+    from liars_env.play.recording import action_probabilities
 
     return action_probabilities(agent, view)
 
