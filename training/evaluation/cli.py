@@ -129,11 +129,12 @@ def add_text_agent_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_preflights(specs: Sequence[str], rules, err) -> dict[str, dict]:
+def run_preflights(specs: Sequence[str], rules, err, agents: dict | None = None) -> dict[str, dict]:
     """One preflight request per distinct ``llm:`` endpoint among ``specs``.
 
     Prints each report's line on ``err``; returns the reports by spec (for the result's
-    ``run`` entry).
+    ``run`` entry). ``agents`` (by spec) are checked in place where given, so that what
+    the preflight measured (tokens per character) carries over to the run.
 
     Raises:
         PreflightError: for the first endpoint that cannot play.
@@ -153,7 +154,8 @@ def run_preflights(specs: Sequence[str], rules, err) -> dict[str, dict]:
         if key in seen:
             continue
         seen.add(key)
-        report = preflight(make_agent(spec, rules), rules)
+        agent = (agents or {}).get(spec) or make_agent(spec, rules)
+        report = preflight(agent, rules)
         err.print(report.line(), markup=False, highlight=False)
         out[spec] = asdict(report)
     return out
