@@ -547,9 +547,11 @@ class PreflightReport:
         completion_tokens: The reply's tokens as reported.
         slots: Requests the server serves at once, if it says (:func:`endpoint_slots`).
         concurrency: The agent's concurrency after the check.
+        cached: Whether the reply came from the cache (no request was sent).
     """
 
     name: str
+    cached: bool
     endpoint: str
     latency_s: float
     reply: str
@@ -562,9 +564,10 @@ class PreflightReport:
     def line(self) -> str:
         """One line for the console."""
         slots = f"{self.slots} slots" if self.slots else "slots not reported"
+        when = "earlier (from the cache)" if self.cached else f"in {self.latency_s:.1f} s"
         return (
-            f"preflight {self.name}: {self.endpoint} answered {self.move!r} in "
-            f"{self.latency_s:.1f} s ({self.prompt_tokens} prompt tokens, "
+            f"preflight {self.name}: {self.endpoint} answered {self.move!r} {when} "
+            f"({self.prompt_tokens} prompt tokens, "
             f"{self.completion_tokens} reply tokens; {slots}; concurrency {self.concurrency})"
         )
 
@@ -572,9 +575,10 @@ class PreflightReport:
 def preflight(agent: LLMAgent, rules: RuleSet) -> PreflightReport:
     """Sends one request for the opening position of ``rules`` and checks the reply.
 
-    The request bypasses the cache and the retries: it shows what the endpoint does now.
-    It is counted in :attr:`LLMAgent.usage` (``requests``, tokens) but not in a run's
-    request budget.
+    The request bypasses the retries: it shows what the endpoint does now. With a
+    ``cache``, a reply already kept for this prompt is checked instead (a rerun costs
+    nothing), and a new one is kept. The request is counted in :attr:`LLMAgent.usage`
+    (``requests``, tokens) but not in a run's request budget.
 
     Args:
         agent: The agent to check.
@@ -605,9 +609,20 @@ def preflight(agent: LLMAgent, rules: RuleSet) -> PreflightReport:
     where = f"{agent.name.partition('?')[0]} at {agent.endpoint}"
     openai = agent._openai
     start = time.perf_counter()
+    path = None
+    if agent.settings.cache:
+        key = agent._cache_key(messages, 0)
+        path = Path(agent.settings.cache) / key[:2] / f"{key}.json"
     try:
-        agent.count("requests")
-        reply, tokens = agent.request(messages)
+        hit = json.loads(path.read_text(encoding="utf-8")) if path else None
+        reply, tokens = hit["reply"], hit["tokens"]
+        cached = True
+    except (OSError, ValueError, KeyError, TypeError):
+        cached = False
+    try:
+        if not cached:
+            agent.count("requests")
+            reply, tokens = agent.request(messages)
     except openai.APITimeoutError:
         raise PreflightError(
             f"preflight {where}: no reply within the timeout of "
@@ -650,8 +665,11 @@ def preflight(agent: LLMAgent, rules: RuleSet) -> PreflightReport:
             )
         ) from None
     latency = time.perf_counter() - start
-    agent.count("prompt_tokens", tokens["prompt"])
-    agent.count("completion_tokens", tokens["completion"])
+    if not cached:
+        agent.count("prompt_tokens", tokens["prompt"])
+        agent.count("completion_tokens", tokens["completion"])
+    elif tokens.get("prompt"):  # the kept reply's usage measures the tokenizer as well
+        agent._chars_per_token = sum(len(m["content"]) for m in messages) / tokens["prompt"]
     text = reply.strip()
     if not text:
         raise PreflightError(
@@ -674,8 +692,11 @@ def preflight(agent: LLMAgent, rules: RuleSet) -> PreflightReport:
             "system prompt; try an instruction-tuned model, or put the instructions in "
             "the prompt (see docs/llm.md)"
         ) from None
+    if path is not None and not cached:
+        _write_atomic(path, {"reply": reply, "tokens": tokens})
     return PreflightReport(
         name=agent.name,
+        cached=cached,
         endpoint=agent.endpoint,
         latency_s=round(latency, 3),
         reply=text[:500],
