@@ -272,7 +272,10 @@ class TextAgent:
             records.append(record)
             try:
                 reply = self.complete(messages, draw, record)
-            except (RequestRefusedError, BudgetExhaustedError):
+            except RequestRefusedError:
+                raise
+            except BudgetExhaustedError:
+                self.count("decisions", -1)  # not decided: the run stops here
                 raise
             except Exception as exc:  # the request failed after its retries
                 record["error"] = self.scrub(f"request failed: {describe_error(exc)}")
