@@ -341,3 +341,45 @@ def _view():
     state = game.new_game(rng, first_player=0)
     game.apply(state, game.codec.encode_bid(1, 3), rng)
     return view_of(game, ObservationLayout(RULES), state)
+
+
+def test_the_ladder_shows_a_text_agent_s_fallbacks_in_its_cells():
+    pytest.importorskip("torch")
+    from liars_train.evaluation.ladder import cross_table, markdown
+
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1)
+    with BotServer(mode="junk") as server:
+        spec = f"llm:cautious?base_url={server.base_url}&retries=0&concurrency=4"
+        table = cross_table(rules, ["cautious"], games=4, seed=0, rows=[spec])
+    usage = table[spec]["cautious"]["text_usage"][spec]
+    assert usage["fallbacks"] == usage["decisions"] > 0 and usage["fallback_rate"] == 1.0
+    text = markdown(table, 0.5)
+    assert f"llm:cautious: fallbacks {usage['fallbacks']}/{usage['decisions']}" in text
+    assert "(!)" in text
+
+
+def test_the_recorder_moved_and_its_old_path_still_imports():
+    import importlib
+
+    import liars_env.play.recording as new
+
+    sys.modules.pop("liars_env.play.web.recording", None)
+    with pytest.warns(DeprecationWarning, match="moved to liars_env.play.recording"):
+        old = importlib.import_module("liars_env.play.web.recording")
+    assert old is new and old.GameRecorder is new.GameRecorder
+
+
+def test_the_tournament_s_public_names_still_import_from_it():
+    from liars_train.evaluation import cli, play, results, tournament
+
+    assert tournament.main is cli.main and tournament.play_games is play.play_games
+    assert tournament.EvalResult is results.EvalResult and tournament.summarize is results.summarize
+    for module in ("play", "records", "results", "progress", "formats", "provenance", "cli"):
+        doc = importlib_module(f"liars_train.evaluation.{module}").__doc__
+        assert doc and doc.splitlines()[0].strip()  # each says its job first
+
+
+def importlib_module(name):
+    import importlib
+
+    return importlib.import_module(name)

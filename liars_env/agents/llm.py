@@ -399,12 +399,13 @@ class LLMAgent(TextAgent):
     def request(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, int]]:
         """One request to the endpoint, no retry: the reply text and its reported tokens.
 
-        Says on standard error (:attr:`notify`) when the reply takes longer than
+        Says on standard error (``notify``) when the reply takes longer than
         :data:`WAIT_NOTICE_S` seconds.
 
         Raises:
-            openai.APIError: as the client raises it (timeouts, connections, HTTP errors).
-            ValueError, AttributeError, IndexError: for a body without a reply.
+            Exception: what the ``openai`` client raises (``openai.APIError``: timeouts,
+                connections, HTTP errors), or ``ValueError``, ``AttributeError`` or
+                ``IndexError`` for a body without a reply.
         """
         s = self.settings
         with self._waiting():
@@ -430,8 +431,10 @@ class LLMAgent(TextAgent):
         """The reply text: from the cache, or from the endpoint (with bounded backoff).
 
         Raises:
-            LLMError: for HTTP 400, 401, 403, 404 or 422 (retrying cannot help).
-            BudgetExhaustedError: when the run's :attr:`budget` is spent.
+            liars_env.agents.text_agent.RequestRefusedError: (``LLMError``) for HTTP 400,
+                401, 403, 404 or 422 (retrying cannot help).
+            liars_env.agents.text_agent.BudgetExhaustedError: when the run's ``budget``
+                is spent.
             Exception: the last failure, after ``backoff`` retries.
         """
         s = self.settings
@@ -501,7 +504,7 @@ class LLMAgent(TextAgent):
 
     @contextmanager
     def _waiting(self) -> Iterator[None]:
-        """Says on :attr:`notify` what a request waits for, every :data:`WAIT_NOTICE_S` s."""
+        """Says on ``notify`` what a request waits for, every :data:`WAIT_NOTICE_S` s."""
         done = threading.Event()
         timeout = self.settings.request_timeout
 
@@ -577,7 +580,7 @@ def preflight(agent: LLMAgent, rules: RuleSet) -> PreflightReport:
 
     The request bypasses the retries: it shows what the endpoint does now. With a
     ``cache``, a reply already kept for this prompt is checked instead (a rerun costs
-    nothing), and a new one is kept. The request is counted in :attr:`LLMAgent.usage`
+    nothing), and a new one is kept. The request is counted in ``usage``
     (``requests``, tokens) but not in a run's request budget.
 
     Args:

@@ -137,7 +137,7 @@ def run_preflights(specs: Sequence[str], rules, err, agents: dict | None = None)
     the preflight measured (tokens per character) carries over to the run.
 
     Raises:
-        PreflightError: for the first endpoint that cannot play.
+        liars_env.agents.llm.PreflightError: for the first endpoint that cannot play.
     """
     from dataclasses import asdict
 

@@ -99,9 +99,10 @@ def play_games(
     (prompt, reply, move read, tokens, latency).
 
     Raises:
-        BudgetExhaustedError: when the run's request budget runs out in a game; that game
-            is dropped (its cached replies stay, so a rerun resumes it for free) and the
-            exception's ``records`` hold the games finished before it.
+        liars_env.agents.text_agent.BudgetExhaustedError: when the run's request budget
+            runs out in a game; that game is dropped (its cached replies stay, so a rerun
+            resumes it for free) and the exception's ``records`` hold the games finished
+            before it.
     """
     from liars_env.play.recording import agent_calls
     from liars_train.evaluation.records import game_recorder, move_probabilities

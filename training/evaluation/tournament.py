@@ -100,7 +100,8 @@ def evaluate(
             the result holds the games finished before (``stopped`` says why; the game
             in play is dropped), and a rerun with the same ``cache`` resumes for free.
         fallback_threshold: A text agent that falls back on more than this share of
-            its decisions is flagged (:attr:`AgentResult.measures_fallback`).
+            its decisions is flagged
+            (:attr:`~liars_train.evaluation.results.AgentResult.measures_fallback`).
         **overrides: RuleSet fields, e.g. ``num_players=3``.
 
     Raises:
