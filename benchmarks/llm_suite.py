@@ -154,15 +154,19 @@ def markdown(spec: str, result: dict[str, Any]) -> str:
             f"Ladder ({result['rules']}, {result['players']} players; parity "
             f"{1 / result['players']:.3f}):",
             "",
-            "| bot | games | model win rate | 95% CI | fallbacks | requests (cached) |",
-            "|---|---|---|---|---|---|",
+            "| bot | games | model win rate | 95% CI | fallbacks | failed requests | "
+            "requests (cached) |",
+            "|---|---|---|---|---|---|---|",
         ]
         for row in result["ladder"]:
             u = row["usage"] or {}
+            rate = u.get("fallbacks", 0) / max(1, u.get("decisions", 0))
+            flag = " (!)" if rate > 0.1 else ""  # the row measures the fallback
             lines.append(
-                f"| {row['bot']} | {row['games']} | {row['win_rate']:.3f} | "
+                f"| {row['bot']} | {row['games']} | {row['win_rate']:.3f}{flag} | "
                 f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}] | "
-                f"{u.get('fallbacks', 0)}/{u.get('decisions', 0)} | "
+                f"{u.get('fallbacks', 0)}/{u.get('decisions', 0)} ({100 * rate:.1f}%) | "
+                f"{u.get('failed_requests', 0)} | "
                 f"{u.get('requests', 0)} ({u.get('cached', 0)}) |"
             )
         lines.append("")
@@ -179,7 +183,12 @@ def markdown(spec: str, result: dict[str, Any]) -> str:
             for name in names:
                 e = row["exploit"][name]
                 se = f" ± {e['std_error']:.4f}" if e.get("std_error") else ""
-                cells.append(f"{e['exploitability']:.4f}{se}")
+                u = e.get("usage") or {}
+                fb = ""
+                if u:
+                    rate = u.get("fallbacks", 0) / max(1, u.get("decisions", 0))
+                    fb = f" (fallbacks {100 * rate:.1f}%{' (!)' if rate > 0.1 else ''})"
+                cells.append(f"{e['exploitability']:.4f}{se}{fb}")
             lines.append(f"| {row['rules']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -104,6 +104,9 @@ def evaluate(
             (:attr:`~liars_train.evaluation.results.AgentResult.measures_fallback`).
         **overrides: RuleSet fields, e.g. ``num_players=3``.
 
+    No preflight request is sent here: ``liars-eval`` sends one per ``llm:`` endpoint
+    first (:func:`liars_env.agents.llm.preflight`); from Python, call it yourself.
+
     Raises:
         ValueError: for bad rules, agent specs or counts, before any game is played.
     """
