@@ -383,3 +383,17 @@ def importlib_module(name):
     import importlib
 
     return importlib.import_module(name)
+
+
+def test_the_training_bar_shows_one_rate_in_learner_decisions_to_the_total(capsys):
+    from liars_train.reports import progress_bar
+
+    bar = progress_bar(True, 999_424, 0)  # tqdm writes on standard error
+    bar.set_postfix_str("rollouts vs belief: 0.5", refresh=False)
+    bar.update(16_384)
+    bar.refresh()
+    bar.close()
+    line = capsys.readouterr().err.replace("\n", "\r").split("\r")[-2]
+    assert "16,384/999,424 learner decisions" in line
+    assert line.count("/s") == 1 and "learner decisions/s" in line
+    assert "step" not in line and "999k" not in line
