@@ -257,6 +257,21 @@ def _pipe(args: list[str]) -> subprocess.CompletedProcess:
     )
 
 
+def test_liars_solve_through_a_pipe_keeps_its_table_whole():
+    spec = "probabilistic:bluff_rate=0.1,challenge_threshold=0.45"
+    done = subprocess.run(
+        [sys.executable, "-m", "liars_train.tools.solve", *SOLVE, "--rule", "faces=2"]
+        + ["--exploit", spec],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "40"},
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout and f"exploit {spec}" in done.stdout
+
+
 def test_tables_through_a_pipe_keep_every_column_whole():
     with BotServer() as server:
         spec = f"llm:cautious?base_url={server.base_url}&{FAST}"
@@ -283,13 +298,15 @@ def test_markdown_and_json_formats(capsys):
 
 
 def test_result_files_carry_the_run_and_never_the_key(tmp_path, monkeypatch, capsys):
+    from liars_env.play.recording import load_replay
+
     secret = "sk-test-do-not-leak-1234"
     monkeypatch.setenv("MY_KEY", secret)
     with BotServer(api_key=secret) as server:
         spec = f"llm:cautious?base_url={server.base_url}&api_key_env=MY_KEY&{FAST}"
         out = tmp_path / "r.json"
         assert eval_main([*SMALL, "--agents", spec, "cautious", "--games", "2", "--seed", "7",
-                          "--out", str(out)]) == 0  # fmt: skip
+                          "--out", str(out), "--record", str(tmp_path / "games")]) == 0  # fmt: skip
         solved = tmp_path / "s.json"
         assert solve_main([*SOLVE, "--exploit", spec, "--out", str(solved)]) == 0
     for path in (out, solved):
@@ -301,6 +318,11 @@ def test_result_files_carry_the_run_and_never_the_key(tmp_path, monkeypatch, cap
         assert isinstance(run["preflight"], dict) and run["preflight"][spec]["move"]
     assert json.loads(out.read_text())["run"]["seed"] == 7
     assert secret not in capsys.readouterr().err
+    game = tmp_path / "games" / "game_000000.jsonl"
+    assert secret not in game.read_text()
+    header = load_replay(game).header
+    assert header["run"]["endpoints"][spec]["model"] == "cautious"
+    assert header["run"]["versions"]["python"] and header["agent_seeds"]
 
 
 def test_numbers_print_without_negative_zeros_and_rates_read_sensibly():

@@ -2,12 +2,16 @@
 
 ``liars-eval --record DIR`` writes every game as JSON lines through
 :class:`liars_env.play.recording.GameRecorder` (open one with ``liars-replay``); the
-header names every seat's spec, the game's seed and the agents' seeds, so a game can be
-replayed and audited from its file alone.
+header names every seat's spec, the game's seed and the agents' seeds, and under ``run``
+the command line, the versions and every ``llm:`` endpoint's settings in force (never a
+key), so a game can be replayed and audited from its file alone.
 """
 
 from __future__ import annotations
 
+import functools
+import shlex
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,8 +42,24 @@ def game_recorder(
             "game_index": g,
             "agent_seeds": [agent_seed(seed, g, a) for a in seats],
             "probabilities": probabilities,
+            "run": run_header(tuple(specs)),
         },
     )
+
+
+@functools.lru_cache(maxsize=8)
+def run_header(specs: tuple[str, ...]) -> dict[str, Any]:
+    """The ``run`` entry of a recording's header: command line, versions, endpoints.
+
+    The same for every game of a process, so it is built once per set of specs.
+    """
+    from liars_train.evaluation.provenance import endpoint_settings, versions
+
+    return {
+        "command": shlex.join(sys.argv),
+        "versions": versions(),
+        "endpoints": endpoint_settings(specs),
+    }
 
 
 def move_probabilities(agent: Any, view: Any) -> list[list[float]] | None:
