@@ -419,3 +419,18 @@ def test_the_training_bar_shows_one_rate_in_learner_decisions_to_the_total(capsy
     assert "16,384/999,424 learner decisions" in line
     assert line.count("/s") == 1 and "learner decisions/s" in line
     assert "step" not in line and "999k" not in line
+
+
+@pytest.mark.parametrize(
+    "tool, argv, message",
+    [
+        (eval_main, ["--agents", "random", "random", "--fallback-threshold", "1.5"], "got 1.5"),
+        (eval_main, ["--agents", "random", "random", "--max-calls", "-1"], "got -1"),
+        (solve_main, [*SOLVE, "--fallback-threshold", "-0.1"], "[0, 1] (a share of decisions)"),
+        (solve_main, [*SOLVE, "--max-calls", "-2"], "got -2"),
+        (eval_main, ["--agents", "llm:m?fallback=worst", "random"], "fallback='worst'"),
+    ],
+)
+def test_bad_settings_name_the_value_and_what_was_expected(tool, argv, message, capsys):
+    assert tool([*argv, "--no-preflight"]) == 2
+    assert message in capsys.readouterr().err

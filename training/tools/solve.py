@@ -115,7 +115,8 @@ def run(
         agents: Agents already built for some specs (the preflight's), by spec.
 
     Raises:
-        ValueError: for unsupported rules, a bad agent spec or a bad ``max_calls``.
+        ValueError: for unsupported rules, a bad agent spec, or a bad ``max_calls`` or
+            ``fallback_threshold``.
     """
     from liars_env.agents import make_agent
     from liars_env.agents.text_agent import BudgetExhaustedError, RequestBudget
@@ -123,6 +124,11 @@ def run(
 
     if max_calls is not None and (type(max_calls) is not int or max_calls < 0):
         raise ValueError(f"max_calls must be a non-negative int or None, got {max_calls!r}")
+    if not 0.0 <= fallback_threshold <= 1.0:
+        raise ValueError(
+            f"the fallback threshold must lie in [0, 1] (a share of decisions), got "
+            f"{fallback_threshold!r}"
+        )
     built = dict(agents or {})
     agents = {
         spec: built.get(spec) or make_agent(spec, rules, seed=0)
