@@ -186,8 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stderr_console,
         stdout_console,
     )
+    from liars_train.evaluation.play import evaluate
     from liars_train.evaluation.provenance import run_info
-    from liars_train.evaluation.tournament import evaluate
 
     args = build_parser().parse_args(argv)
     console, err = stdout_console(), stderr_console()

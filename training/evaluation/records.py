@@ -24,11 +24,21 @@ def game_recorder(
     seats: list[int],
     seed: int,
     g: int,
+    agent_seeds: Sequence[int],
     probabilities: bool = True,
 ) -> Any:
-    """A :class:`~liars_env.play.recording.GameRecorder` for game ``g`` of a tournament."""
+    """A :class:`~liars_env.play.recording.GameRecorder` for game ``g`` of a tournament.
+
+    Args:
+        game: The game.
+        specs: One spec per agent.
+        seats: The agent index per seat.
+        seed: The tournament's seed.
+        g: The game's index.
+        agent_seeds: The seed of the agent in each seat.
+        probabilities: Whether moves carry the acting agent's action probabilities.
+    """
     from liars_env.play.recording import GameRecorder
-    from liars_train.evaluation.play import agent_seed
     from liars_train.evaluation.results import display_names
 
     names = display_names(specs)
@@ -40,7 +50,7 @@ def game_recorder(
         source="liars-eval",
         extra={
             "game_index": g,
-            "agent_seeds": [agent_seed(seed, g, a) for a in seats],
+            "agent_seeds": list(agent_seeds),
             "probabilities": probabilities,
             "run": run_header(tuple(specs)),
         },
