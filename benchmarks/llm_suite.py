@@ -53,15 +53,44 @@ def with_cache(spec: str, cache: Path) -> str:
     return f"{spec}{joiner}cache={cache}"
 
 
-def ladder(spec: str, bots: list[str], rules: RuleSet, games: int, out: Path) -> list[dict]:
+class SuiteStoppedError(Exception):
+    """``--max-calls`` ran out: the suite stops (a rerun resumes from the cache)."""
+
+
+class Budget:
+    """What is left of ``--max-calls`` across the suite's runs (``None``: no limit)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.left = limit
+
+    def spend(self, usage: dict | None) -> None:
+        """Takes off the real requests ``usage`` counted."""
+        if self.left is not None and usage:
+            self.left = max(0, self.left - int(usage.get("requests", 0)))
+
+
+def ladder(
+    spec: str, bots: list[str], rules: RuleSet, games: int, out: Path, budget: Budget
+) -> list[dict]:
     """Per bot: the model in one seat, the bot in every other (``liars-eval``'s games)."""
     from liars_train.evaluation.tournament import evaluate
 
     rows = []
     for bot in bots:
         specs = [spec] + [bot] * (rules.num_players - 1)
-        result = evaluate(rules, specs, games, seed=0, progress=True, record=out / "games" / bot)
+        result = evaluate(
+            rules,
+            specs,
+            games,
+            seed=0,
+            progress=True,
+            record=out / "games" / bot,
+            max_calls=budget.left,
+        )
         model = result.agents[0]
+        budget.spend(model.text_usage)
+        if result.stopped:
+            raise SuiteStoppedError(f"the ladder against {bot}: {result.stopped}")
         rows.append(
             {
                 "bot": bot,
@@ -78,9 +107,12 @@ def ladder(spec: str, bots: list[str], rules: RuleSet, games: int, out: Path) ->
 
 
 def exploitability(
-    spec: str, bots: list[str], faces: list[int], max_calls: int | None, dry_run: bool
+    spec: str, bots: list[str], faces: list[int], budget: Budget, dry_run: bool
 ) -> list[dict]:
-    """Per face count: the model's and the bots' exact exploitability on perudo 1×F."""
+    """Per face count: the model's and the bots' exact exploitability on perudo 1×F.
+
+    A dry run prints the budgets and sends nothing (a budget of 0 calls).
+    """
     from liars_train.tools.solve import run
 
     rows = []
@@ -90,8 +122,13 @@ def exploitability(
             rules,
             exploit_specs=[spec, *bots],
             progress=lambda line, f=f: print(f"  perudo 1x{f}: {line}", flush=True),
-            max_calls=0 if dry_run else max_calls,
+            max_calls=0 if dry_run else budget.left,
         )
+        if dry_run:
+            continue
+        budget.spend(((result["exploit"].get(spec) or {}).get("sampled") or {}).get("usage"))
+        if "stopped" in result:
+            raise SuiteStoppedError(f"perudo 1x{f}: {result['stopped']}")
         rows.append(
             {
                 "rules": f"perudo 1x{f}",
@@ -118,15 +155,19 @@ def markdown(spec: str, result: dict[str, Any]) -> str:
             f"Ladder ({result['rules']}, {result['players']} players; parity "
             f"{1 / result['players']:.3f}):",
             "",
-            "| bot | games | model win rate | 95% CI | fallbacks | requests (cached) |",
-            "|---|---|---|---|---|---|",
+            "| bot | games | model win rate | 95% CI | fallbacks | failed requests | "
+            "requests (cached) |",
+            "|---|---|---|---|---|---|---|",
         ]
         for row in result["ladder"]:
             u = row["usage"] or {}
+            rate = u.get("fallbacks", 0) / max(1, u.get("decisions", 0))
+            flag = " (!)" if rate > 0.1 else ""  # the row measures the fallback
             lines.append(
-                f"| {row['bot']} | {row['games']} | {row['win_rate']:.3f} | "
+                f"| {row['bot']} | {row['games']} | {row['win_rate']:.3f}{flag} | "
                 f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}] | "
-                f"{u.get('fallbacks', 0)}/{u.get('decisions', 0)} | "
+                f"{u.get('fallbacks', 0)}/{u.get('decisions', 0)} ({100 * rate:.1f}%) | "
+                f"{u.get('failed_requests', 0)} | "
                 f"{u.get('requests', 0)} ({u.get('cached', 0)}) |"
             )
         lines.append("")
@@ -143,7 +184,12 @@ def markdown(spec: str, result: dict[str, Any]) -> str:
             for name in names:
                 e = row["exploit"][name]
                 se = f" ± {e['std_error']:.4f}" if e.get("std_error") else ""
-                cells.append(f"{e['exploitability']:.4f}{se}")
+                u = e.get("usage") or {}
+                fb = ""
+                if u:
+                    rate = u.get("fallbacks", 0) / max(1, u.get("decisions", 0))
+                    fb = f" (fallbacks {100 * rate:.1f}%{' (!)' if rate > 0.1 else ''})"
+                cells.append(f"{e['exploitability']:.4f}{se}{fb}")
             lines.append(f"| {row['rules']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -163,11 +209,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--exploit-faces", nargs="*", type=int, default=[4, 6], help="perudo 1xF games to solve"
     )
-    parser.add_argument("--max-calls", type=int, help="refuse exploitability runs above this")
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        help="most real requests in all (re-prompts and retries included; cached replies "
+        "are free): the suite stops when they are spent, and a rerun resumes from the cache",
+    )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the exploitability budgets, call nothing"
     )
     parser.add_argument("--skip-ladder", action="store_true", help="only the exploitability")
+    parser.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the request that checks, before the runs, that the endpoint can play",
+    )
     return parser
 
 
@@ -189,21 +245,28 @@ def main(argv: list[str] | None = None) -> int:
         "ladder": [],
         "exploitability": [],
     }
-    try:
-        if args.dry_run:
-            exploitability(spec, [], args.exploit_faces, args.max_calls, dry_run=True)
-    except ValueError as exc:
-        print(f"dry run: {exc}")
+    if args.dry_run:
+        exploitability(spec, [], args.exploit_faces, Budget(0), dry_run=True)
         return 0
+    budget = Budget(args.max_calls)
     try:
+        if spec.startswith("llm:") and not args.no_preflight:
+            from rich.console import Console
+
+            from liars_train.evaluation.cli import run_preflights
+
+            run_preflights([spec], rules, Console(stderr=True))
         if not args.skip_ladder:
-            result["ladder"] = ladder(spec, args.bots, rules, args.games, out)
+            result["ladder"] = ladder(spec, args.bots, rules, args.games, out, budget)
         result["exploitability"] = exploitability(
-            spec, args.bots, args.exploit_faces, args.max_calls, dry_run=False
+            spec, args.bots, args.exploit_faces, budget, dry_run=False
         )
     except ValueError as exc:
         print(f"llm_suite: {exc}", file=sys.stderr)
         return 2
+    except SuiteStoppedError as exc:
+        print(f"llm_suite: stopped: {exc}; rerun to resume from the cache", file=sys.stderr)
+        return 4
     tmp = out / "suite.json.tmp"
     tmp.write_text(json.dumps(result, indent=2))
     os.replace(tmp, out / "suite.json")

@@ -49,6 +49,7 @@ MOVED: dict[str, str] = {
     "liars_env.play.moves": "liars_env.text.moves",
     "liars_env.openspiel": "liars_env.solver.openspiel",
     "liars_env.web": "liars_env.play.web",
+    "liars_env.play.web.recording": "liars_env.play.recording",
 }
 """Old module path → new module path, for :mod:`liars_env` (a package moves with its
 submodules: ``liars_env.web.server`` → ``liars_env.play.web.server``)."""

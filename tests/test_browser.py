@@ -220,7 +220,7 @@ def test_play_a_whole_game_in_the_browser(server, browser, tmp_path):
 
 
 def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
-    from liars_env.play.web.recording import load_replay
+    from liars_env.play.recording import load_replay
     from liars_env.play.web.session import replay_json
     from liars_train.evaluation.tournament import evaluate
 
@@ -263,7 +263,7 @@ def test_replay_of_a_recorded_tournament_game(server, browser, tmp_path):
 
 
 def test_replay_recorded_without_probabilities(server, browser, tmp_path):
-    from liars_env.play.web.recording import load_replay
+    from liars_env.play.recording import load_replay
     from liars_env.play.web.session import replay_json
     from liars_train.evaluation.tournament import evaluate
 
@@ -314,7 +314,7 @@ def test_watch_bots_play(server, browser):
 def test_replay_shows_a_text_agents_words_beside_its_moves(server, browser, tmp_path):
     pytest.importorskip("openai")
     from liars_env.play.bot_server import BotServer
-    from liars_env.play.web.recording import load_replay
+    from liars_env.play.recording import load_replay
     from liars_env.play.web.session import replay_json
     from liars_env.rules import RuleSet
     from liars_train.evaluation.tournament import evaluate

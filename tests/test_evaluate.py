@@ -131,4 +131,4 @@ def test_cli_writes_json_and_png(tmp_path, capsys):
 )
 def test_cli_bad_input_is_a_clear_error(argv, message, capsys):
     assert main([*argv, "--no-progress", "--workers", "1"]) == 2
-    assert message in capsys.readouterr().out.replace("\n", "")
+    assert message in capsys.readouterr().err.replace("\n", "")

@@ -38,7 +38,8 @@ def test_the_suite_runs_resumes_for_free_and_guards_its_budget(tmp_path, capsys)
         assert suite.main([*argv, "--dry-run"]) == 0
         assert not server.requests  # a dry run calls nothing
         assert "budget llm:cautious" in capsys.readouterr().out
-        assert suite.main([*argv, "--max-calls", "10"]) == 2
+        assert suite.main([*argv, "--max-calls", "10"]) == 4  # stops when they are spent
+        assert len(server.requests) == 1 + 10  # the preflight's, then the budget's
         assert suite.main(argv) == 0
         paid = len(server.requests)
         assert suite.main(argv) == 0  # a rerun: everything from the cache

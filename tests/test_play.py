@@ -103,3 +103,36 @@ def test_bad_arguments(capsys):
     assert "unknown preset" in capsys.readouterr().out
     assert main(["--opponents", "robot"], stdin=io.StringIO("")) == 2
     assert "unknown agent spec 'robot'" in capsys.readouterr().out
+
+
+def test_piped_moves_are_echoed_and_the_header_says_the_rules_in_words(capsys):
+    code, out = run(
+        ["--seed", "3", "--opponents", "probabilistic", "belief"], ["challenge", "quit"], capsys
+    )
+    assert code == 0
+    assert "> challenge" in out  # the transcript shows your own move
+    assert "Seats, clockwise: you (seat 0), player_1: probabilistic, player_2: belief." in out
+    assert (
+        "1s are wild" in out
+        and "ones wild_convertible" not in out
+        and "exact call: none" not in out
+    )
+
+
+def test_the_reveal_lines_up_whatever_the_specs(capsys):
+    import re
+
+    moves = itertools.islice(itertools.cycle(["challenge", "1 2s"]), 60)
+    spec = "probabilistic:bluff_rate=0.1,challenge_threshold=0.4"
+    code, out = run(["--seed", "5", "--opponents", spec, "belief"], list(moves), capsys)
+    hands = [line for line in out.splitlines() if re.match(r"^ +(you|player_\d): [ \[]", line)]
+    assert code == 0 and len(hands) >= 3
+    assert len({line.index(":") for line in hands}) == 1  # the colons form one column
+
+
+def test_every_option_of_liars_play_has_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"], stdin=io.StringIO(""))
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--players PLAYERS players at the table" in text
+    assert "--seed SEED seeds the dice and the bots" in text

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from liars_env import LiarsDiceGame, RuleSet
-from liars_env.play.web.recording import GameRecorder, ReplayError, load_replay
+from liars_env.play.recording import GameRecorder, ReplayError, load_replay
 from liars_env.play.web.session import ApiError, SessionStore, replay_json
 
 pytest.importorskip("starlette", reason="the web table needs starlette: pip install -e '.[web]'")

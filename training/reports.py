@@ -32,18 +32,63 @@ def tqdm_write(message: str) -> None:
     tqdm.write(message)
 
 
+BAR_FORMAT = (
+    "{desc}: {percentage:3.0f}%|{bar}| {decisions} learner decisions "
+    "[{elapsed}<{remaining}, {decisions_rate}]{postfix}"
+)
+"""The training bar: learner decisions done of the total, and one rate, in the same unit."""
+
+
+def decisions_text(done: float, total: float | None) -> str:
+    """``done/total`` in whole learner decisions, with thousands separators.
+
+    Example:
+        >>> decisions_text(16384, 999424)
+        '16,384/999,424'
+    """
+    return f"{int(done):,}/{int(total):,}" if total else f"{int(done):,}"
+
+
+def decisions_rate(rate: float | None) -> str:
+    """The bar's one rate: ``2,691 learner decisions/s`` (``…`` before it is known).
+
+    Example:
+        >>> decisions_rate(2691.4), decisions_rate(None), decisions_rate(0.5)
+        ('2,691 learner decisions/s', '… learner decisions/s', '0.50 learner decisions/s')
+    """
+    if not rate:
+        return "… learner decisions/s"
+    return f"{rate:,.0f} learner decisions/s" if rate >= 100 else f"{rate:.2f} learner decisions/s"
+
+
 def progress_bar(enabled: bool, total: int, initial: int):
-    """A tqdm bar counting learner decisions (disabled: a silent one)."""
+    """A tqdm bar counting learner decisions to ``total`` (disabled: a silent one).
+
+    It shows one rate, in learner decisions a second, and the count in whole learner
+    decisions up to ``total`` (what the run will reach: updates × batch size).
+    """
     from tqdm import tqdm
 
-    return tqdm(
+    class DecisionsBar(tqdm):
+        @property
+        def format_dict(self):
+            data = super().format_dict
+            elapsed = data.get("elapsed") or 0.0
+            rate = data.get("rate")
+            if rate is None and elapsed > 0:
+                rate = (data["n"] - data.get("initial", 0)) / elapsed
+            data["decisions"] = decisions_text(data["n"], data["total"])
+            data["decisions_rate"] = decisions_rate(rate)
+            return data
+
+    return DecisionsBar(
         total=total,
         initial=initial,
-        unit="step",
-        unit_scale=True,
+        unit="learner decision",
         disable=not enabled,
         dynamic_ncols=True,
         desc="training",
+        bar_format=BAR_FORMAT,
     )
 
 

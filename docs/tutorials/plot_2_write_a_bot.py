@@ -77,7 +77,8 @@ print(dict(zip(["greedy", "probabilistic", "random"], wins, strict=True)))
 #
 #     liars-eval --rules perudo --players 3 --agents bayes probabilistic random --games 60
 #
-# The same from Python, with :func:`liars_train.evaluation.tournament.evaluate`:
+# The same from Python, with :func:`liars_train.evaluation.play.evaluate` (also importable
+# from ``liars_train.evaluation.tournament``):
 
 from liars_train.evaluation.tournament import evaluate
 

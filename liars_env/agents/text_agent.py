@@ -9,8 +9,13 @@ endpoint, :mod:`liars_env.agents.llm`) and ``textarena:`` (a TextArena agent,
 
 * A reply that is not a legal move is answered with the reader's error (why, and the
   legal moves), up to ``retries`` times; then the agent plays the **fallback**
-  (:func:`fallback_action`: ``call`` when a bid stands, else the lowest legal bid). A
-  request that fails (after the subclass's own retries) falls back at once.
+  (:data:`FALLBACKS`: ``rule``, :func:`fallback_action`: ``call`` when a bid stands, else
+  the lowest legal bid; or ``random``, a legal move drawn uniformly, seeded by the game
+  and the position, so that a weak model can be told from a weak fallback). A request
+  that fails (after the subclass's own retries) falls back at once.
+* A :class:`RequestBudget` shared by the agents of a run caps the real requests
+  (re-prompts and retries included); past it a request raises
+  :class:`BudgetExhaustedError`, which stops the run instead of falling back.
 * Every request is recorded (prompt or re-prompt, reply, the move read or the error, and
   what the subclass adds: tokens, latency, cache) until :meth:`TextAgent.take_transcript`
   collects them; ``liars-eval --record`` puts them on the game record.
@@ -50,6 +55,63 @@ USAGE_KEYS = (
 )
 """The counts of :attr:`TextAgent.usage`."""
 
+FALLBACKS = ("rule", "random")
+"""What a text agent plays when it gets no legal move: ``rule`` (:func:`fallback_action`)
+or ``random`` (a uniformly drawn legal move, seeded by the game's seed and the position)."""
+
+
+class BudgetExhaustedError(RuntimeError):
+    """The run's request budget (``--max-calls``) is spent: the run stops, it does not fall back.
+
+    Attributes:
+        records: What the tool had measured when the budget ran out (set by the tool
+            that catches it, e.g. the games finished so far).
+    """
+
+    def __init__(self, message: str, records: list | None = None) -> None:
+        super().__init__(message)
+        self.records = records or []
+
+
+class RequestBudget:
+    """A cap on real requests, shared by threads and (through ``counter``) processes.
+
+    Args:
+        limit: Most requests in all (re-prompts and retries of failed requests included;
+            cached replies are not requests).
+        counter: A ``multiprocessing.Value("q")`` to share the count between processes
+            (default: a new one).
+
+    Raises:
+        ValueError: if ``limit`` is not a non-negative int.
+    """
+
+    def __init__(self, limit: int, counter: Any = None) -> None:
+        if type(limit) is not int or limit < 0:
+            raise ValueError(f"a request budget must be a non-negative int, got {limit!r}")
+        import multiprocessing
+
+        self.limit = limit
+        self.counter = counter if counter is not None else multiprocessing.Value("q", 0)
+
+    @property
+    def used(self) -> int:
+        """Requests taken so far."""
+        return int(self.counter.value)
+
+    def take(self, who: str) -> None:
+        """Counts one request by ``who``.
+
+        Raises:
+            BudgetExhaustedError: if ``limit`` requests were already taken.
+        """
+        with self.counter.get_lock():
+            if self.counter.value >= self.limit:
+                raise BudgetExhaustedError(
+                    f"{who}: the request budget of {self.limit} calls (--max-calls) is spent"
+                )
+            self.counter.value += 1
+
 
 class RequestRefusedError(ValueError):
     """A request that cannot succeed by retrying: a bad key, model name or request.
@@ -76,6 +138,10 @@ class TextAgent:
         samples: Answers per view in :meth:`action_probabilities_batch`.
         temperature: Above 0, each request of a prompt within a game is a new draw
             (numbered, for caches); at 0 every request of a prompt is draw 0.
+        fallback: One of :data:`FALLBACKS`.
+
+    Raises:
+        ValueError: for a ``fallback`` not in :data:`FALLBACKS`.
     """
 
     def __init__(
@@ -87,7 +153,16 @@ class TextAgent:
         concurrency: int = 1,
         samples: int = 1,
         temperature: float = 0.0,
+        fallback: str = "rule",
     ) -> None:
+        if fallback not in FALLBACKS:
+            raise ValueError(
+                f"text agent {name!r}: fallback={fallback!r}; expected one of "
+                f"{', '.join(FALLBACKS)}"
+            )
+        self.fallback = fallback
+        self.budget: RequestBudget | None = None
+        """The run's request budget, if the tool running the agent set one."""
         self.name = name
         self.system = system
         self.retries, self.concurrency, self.samples = retries, concurrency, samples
@@ -199,6 +274,9 @@ class TextAgent:
                 reply = self.complete(messages, draw, record)
             except RequestRefusedError:
                 raise
+            except BudgetExhaustedError:
+                self.count("decisions", -1)  # not decided: the run stops here
+                raise
             except Exception as exc:  # the request failed after its retries
                 record["error"] = self.scrub(f"request failed: {describe_error(exc)}")
                 break
@@ -221,11 +299,12 @@ class TextAgent:
                 continue
             record["move"] = move_text(view.codec, action)
             return action, records
-        action = fallback_action(view)
+        action = self.fallback_move(view, draw)
         self.count("fallbacks")
         records.append(
             {
                 "fallback": move_text(view.codec, action),
+                "rule": self.fallback,
                 "why": "no legal move after the re-prompts"
                 if "reply" in records[-1]
                 else "the request failed",
@@ -233,6 +312,20 @@ class TextAgent:
             }
         )
         return action, records
+
+    def fallback_move(self, view: PlayerView, draw: int = 0) -> int:
+        """The move played when the agent gives none (its :data:`FALLBACKS` setting).
+
+        ``random`` draws a legal move uniformly, seeded by the game's seed, the position
+        and ``draw``, so a rerun falls back the same way.
+        """
+        if self.fallback == "rule":
+            return fallback_action(view)
+        import hashlib
+
+        digest = hashlib.sha256(prompt_text(view).encode()).digest()
+        rng = np.random.default_rng([self._seed or 0, draw, int.from_bytes(digest[:8], "little")])
+        return int(rng.choice(view.legal_actions))
 
     def count(self, key: str, amount: int = 1) -> None:
         """Adds ``amount`` to ``usage[key]`` (thread-safe)."""

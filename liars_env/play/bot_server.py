@@ -14,6 +14,9 @@ only the first that many requests misbehave, the others are answered properly):
 ==================  ================================================================
 ``ok``              answer as the bot
 ``junk``            a reply with no move in it
+``echo``            the prompt repeated back (what a base model without a chat
+                    template does)
+``empty``           an empty reply (what a server without a chat template may send)
 ``illegal``         a move that is not legal now
 ``illegal_once``    an illegal move to a first prompt, the bot's move to a re-prompt
 ``slow``            the bot's move after ``delay`` seconds
@@ -22,6 +25,9 @@ only the first that many requests misbehave, the others are answered properly):
 ``truncated``       HTTP 200 with a body cut off in the middle of the JSON
 ``drop``            the connection closed without a response
 ==================  ================================================================
+
+With ``slots``, ``GET /props`` answers ``{"total_slots": slots}`` as llama.cpp's server
+does (how many requests it serves at once); without, it is a 404, as on vLLM.
 
 The reply's wording is ``style``: ``final`` (``Final answer: 5x3`` after a sentence),
 ``canonical`` (``5x3``) or ``textarena`` (``[Bid: 5, 3]``, ``[Call]``).
@@ -48,6 +54,8 @@ from liars_env.text.view import move_text
 MODES = (
     "ok",
     "junk",
+    "echo",
+    "empty",
     "illegal",
     "illegal_once",
     "slow",
@@ -71,6 +79,7 @@ class BotServer:
         delay: Seconds a ``slow`` reply waits.
         seed: Seeds the bots and the draws at ``temperature`` > 0.
         api_key: If given, requests without ``Authorization: Bearer <api_key>`` get 401.
+        slots: What ``GET /props`` reports as ``total_slots`` (``None``: a 404).
 
     Attributes:
         requests: Every request body received, in order (for tests).
@@ -86,13 +95,14 @@ class BotServer:
         delay: float = 1.0,
         seed: int = 0,
         api_key: str | None = None,
+        slots: int | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"BotServer mode must be one of {', '.join(MODES)}, got {mode!r}")
         if style not in STYLES:
             raise ValueError(f"BotServer style must be one of {', '.join(STYLES)}, got {style!r}")
         self.mode, self.style, self.bad_requests, self.delay = mode, style, bad_requests, delay
-        self.seed, self.api_key = seed, api_key
+        self.seed, self.api_key, self.slots = seed, api_key, slots
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []
         self.answered: list[tuple[str, int]] = []
@@ -115,6 +125,11 @@ class BotServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 server._handle(self)
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.rstrip("/") == "/props" and server.slots is not None:
+                    return _send(self, 200, {"total_slots": server.slots})
+                return _send(self, 404, {"error": {"message": f"no route {self.path}"}})
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -187,6 +202,10 @@ class BotServer:
                 reply = _illegal_reply(view)
             elif mode == "junk":
                 reply = "I would rather not say."
+            elif mode == "echo":
+                reply = f"{prompt}\n{prompt[:200]}"
+            elif mode == "empty":
+                reply = ""
             else:
                 reply = self._words(view, action)
                 with self._lock:

@@ -30,6 +30,13 @@ from liars_env.envs.render import render_reveal
 from liars_env.observation import ObservationLayout
 from liars_env.rules import resolve_rules, wild_name
 from liars_env.text.moves import HELP, ParseError, minimum_raises, parse_move
+from liars_env.text.view import rule_lines
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is an interactive terminal (piped input is not)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
 
 
 class TerminalGame:
@@ -55,14 +62,33 @@ class TerminalGame:
         self.stdin = stdin
         self.console = console
         n = rules.num_players
+        # short seat labels keep the reveal's columns aligned; the header names the specs
         self.names = [f"player_{i}" for i in range(n)]
         self.names[human_seat] = "you"  # render.py conjugates for "you"
+        self.specs: dict[int, str] = {}
         self.agents = {}
         others = [s for s in range(n) if s != human_seat]
         for k, seat in enumerate(others):
             spec = opponents[k % len(opponents)]
             self.agents[seat] = make_agent(spec, rules, seed=None if seed is None else seed + seat)
-            self.names[seat] = f"{self.names[seat]} ({spec})"
+            self.specs[seat] = spec
+        self.echo = not _is_terminal(stdin)
+        """Piped input is echoed after the prompt, so the transcript shows your moves."""
+
+    def header(self) -> list[str]:
+        """The opening lines: the variant, who sits where, and the rules in plain words."""
+        seats = ", ".join(
+            f"{self.names[s]} (seat {s})"
+            if s == self.human
+            else f"{self.names[s]}: {self.specs[s]}"
+            for s in range(self.rules.num_players)
+        )
+        return [
+            f"Liar's Dice ({self.preset}). Seats, clockwise: {seats}.",
+            "The rules:",
+            *(f"  - {line}" for line in rule_lines(self.rules)),
+            "Type a bid such as '4 3s' or '4x3', 'challenge', 'help' for every form, or 'quit'.",
+        ]
 
     def say(self, text: str = "") -> None:
         """Prints to the terminal."""
@@ -96,6 +122,8 @@ class TerminalGame:
             if not line:
                 self.say("\n(end of input)")
                 return None
+            if self.echo:
+                self.say(line.strip())
             try:
                 move = parse_move(line, self.codec)
             except ParseError as exc:
@@ -117,12 +145,8 @@ class TerminalGame:
     def play(self) -> int:
         """Plays to the end (or until the human quits); returns an exit code."""
         state = self.game.new_game(self.rng)
-        r = self.rules
-        self.say(
-            f"Liar's Dice: {self.preset}, {r.num_players} players, {r.dice_per_player} dice of "
-            f"{r.faces} faces; {wild_name(r)} {r.ones}; exact call: {r.exact_call}. "
-            "Type 'help' for the moves."
-        )
+        for line in self.header():
+            self.say(line)
         shown_round = -1
         while not state.is_over:
             if state.round != shown_round and state.dice_left[self.human] > 0:
@@ -152,7 +176,7 @@ class TerminalGame:
 def build_parser() -> argparse.ArgumentParser:
     """The ``liars-play`` argument parser."""
     parser = argparse.ArgumentParser(prog="liars-play", description=__doc__.splitlines()[0])
-    add_rule_arguments(parser, players=3)
+    add_rule_arguments(parser, players=3, players_help="players at the table, you included")
     parser.add_argument(
         "--opponents",
         nargs="+",
@@ -160,7 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="agent specs for the other seats (cycled if fewer)",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 = first)")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seeds the dice and the bots, so a game can be replayed move for move "
+        "(default: a new game each time)",
+    )
     web = parser.add_argument_group("browser table")
     web.add_argument("--web", action="store_true", help="play in the browser (local server)")
     web.add_argument(
@@ -232,7 +262,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
     from rich.console import Console
 
     args = build_parser().parse_args(argv)
-    console = Console(highlight=False)
+    # a transcript in a pipe or a file keeps its lines whole
+    console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
     if args.web:
         try:
             return web_main(args, say=lambda text: console.print(text, markup=False))

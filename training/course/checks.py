@@ -6,7 +6,7 @@ what a lab notebook's last cell calls. A check never prints the expected answer:
 reports the student's own figures against the lab's threshold.
 
 * :func:`check_bot` (lab a): the bot against two ``probabilistic`` bots at 3 players,
-  seats rotated (``liars-eval``'s :func:`~liars_train.evaluation.tournament.evaluate`);
+  seats rotated (``liars-eval``'s :func:`~liars_train.evaluation.play.evaluate`);
   passes when the lower end of the 95% Wilson interval of its win rate is above 1/3.
 * :func:`check_cfr` (lab b): ``regret_matching`` on hidden cases, then the exact
   exploitability (:func:`liars_env.solver.exploit`) of the student's CFR strategy on

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -48,12 +49,34 @@ def cross_table(
     """
     rows = list(specs) if rows is None else list(rows)
     members = {spec: member_from_spec(spec, rules, device) for spec in dict.fromkeys(rows + specs)}
-    return {
-        row: {
-            col: play_match(members[row], members[col], rules, games, seed, device) for col in specs
-        }
-        for row in rows
-    }
+    table: dict[str, dict[str, dict]] = {}
+    for row in rows:
+        table[row] = {}
+        for col in specs:
+            before = {s: _usage(members[s]) for s in (row, col)}
+            cell = play_match(members[row], members[col], rules, games, seed, device)
+            spent = {
+                s: _delta(_usage(members[s]), before[s])
+                for s in dict.fromkeys((row, col))
+                if before[s] is not None
+            }
+            if spent:  # a text agent's fallbacks and failed requests, beside its win rate
+                cell["text_usage"] = spent
+            table[row][col] = cell
+    return table
+
+
+def _usage(member) -> dict | None:
+    """A text agent member's usage counts now (``None`` for other members)."""
+    usage = getattr(member.search, "usage", None)
+    return dict(usage) if isinstance(usage, dict) else None
+
+
+def _delta(now: dict | None, before: dict | None) -> dict:
+    """What the counts grew by, with the fallback rate."""
+    out = {k: v - (before or {}).get(k, 0) for k, v in (now or {}).items()}
+    out["fallback_rate"] = out.get("fallbacks", 0) / max(1, out.get("decisions", 0))
+    return out
 
 
 def markdown(table: dict[str, dict[str, dict]], parity: float) -> str:
@@ -67,12 +90,26 @@ def markdown(table: dict[str, dict[str, dict]], parity: float) -> str:
     ]
     for row, cells in table.items():
         values = [
-            f"{c['win_rate']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]" for c in cells.values()
+            f"{c['win_rate']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]{_fallbacks(c)}"
+            for c in cells.values()
         ]
         if mean:
             values.append(f"{sum(c['win_rate'] for c in cells.values()) / len(cells):.3f}")
         lines.append(f"| {row} | " + " | ".join(values) + " |")
     return "\n".join(lines)
+
+
+def _fallbacks(cell: dict, threshold: float = 0.1) -> str:
+    """A cell's text-agent fallbacks and failed requests, ``(!)`` over ``threshold``."""
+    parts = []
+    for spec, u in (cell.get("text_usage") or {}).items():
+        flag = " (!)" if u["fallback_rate"] > threshold else ""
+        name = spec.rpartition("?")[0] or spec
+        parts.append(
+            f"{name}: fallbacks {u.get('fallbacks', 0)}/{u.get('decisions', 0)}, "
+            f"failed requests {u.get('failed_requests', 0)}{flag}"
+        )
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(markdown(table, 1 / ns.players))
     if ns.out:
-        Path(ns.out).write_text(json.dumps(table, indent=2))
+        out = Path(ns.out)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(json.dumps(table, indent=2))
+        os.replace(tmp, out)
     return 0
 
 

@@ -243,7 +243,10 @@ class Args:
     bot presets or ``checkpoint:PATH``. The ``best`` checkpoint has the highest mean
     win rate over them."""
     final_eval_games: int = 600
-    """Games per row of the final evaluation table (0: skip it)."""
+    """Games per row of the final evaluation table, at least (0: skip it): a row's match
+    stops once this many games have finished, and the games that end on that same last
+    step count too, so a row shows up to a few more (1,000 to 1,007 at 1,000; see
+    :func:`liars_train.league.play_match`)."""
     compare_checkpoint: str = ""
     """A shipped checkpoint to include in the final table (empty: none)."""
     # ------------------------------------------------------------- checkpoints and starting points

@@ -190,7 +190,7 @@ class Trainer:
             # checkpoint: everything --resume needs
             if run.update % args.checkpoint_every == 0 or last:
                 self._checkpoint()
-            parts = (f"{sps:,.0f} steps/s", self.rollout.describe(), latest_eval)
+            parts = (self.rollout.describe(), latest_eval)  # the bar shows the one rate
             bar.set_postfix_str(" ".join(p for p in parts if p), refresh=False)
             bar.update(batch.size)
 

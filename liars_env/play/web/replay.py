@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from liars_env.play.web.recording import ReplayError, load_replay
+from liars_env.play.recording import ReplayError, load_replay
 
 
 def text_agent_summary(replay) -> list[str]:

@@ -369,7 +369,7 @@ def create_app(
         )
 
     def to_replay(request: Request) -> Response:
-        from liars_env.play.web.recording import load_replay
+        from liars_env.play.recording import load_replay
         from liars_env.play.web.session import replay_json
 
         check_post(request)

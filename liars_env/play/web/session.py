@@ -35,7 +35,7 @@ from liars_env.agents import make_agent, view_of
 from liars_env.engine import GameState, LiarsDiceGame, RoundResult
 from liars_env.envs.render import render_reveal
 from liars_env.observation import ObservationLayout
-from liars_env.play.web.recording import GameRecorder, Replay, action_probabilities
+from liars_env.play.recording import GameRecorder, Replay, action_probabilities
 from liars_env.rules import PRESETS, RuleSet, counts_as_match
 
 HUMAN = "human"
@@ -216,7 +216,7 @@ def calls_json(calls: Any) -> list[dict[str, Any]]:
 
 
 def replay_json(replay: Replay) -> dict[str, Any]:
-    """A loaded :class:`~liars_env.play.web.recording.Replay` as frames for the page."""
+    """A loaded :class:`~liars_env.play.recording.Replay` as frames for the page."""
     header = replay.header
     names = [s.get("name") or f"player_{i}" for i, s in enumerate(header["seats"])]
     specs = [str(s.get("spec", "?")) for s in header["seats"]]
