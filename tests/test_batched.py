@@ -530,3 +530,13 @@ def test_batched_bot_tie_break_at_the_challenge_threshold(bot):
     assert (batched.act(mask, rows, obs) == env.codec.encode_bid(1, 3)).all()
     batched.params = dataclasses.replace(params, challenge_threshold=0.500001)
     assert (batched.act(mask, rows, obs) == env.codec.challenge).all()
+
+
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+@pytest.mark.parametrize("players", [2, 3, 5])
+@pytest.mark.parametrize("palifico", [False, True], ids=["jokers", "jokers+palifico"])
+def test_jokers_differential_at_two_three_and_five_players(players, palifico, backend):
+    # bids on ones (the lowest ids) and jokers at every reveal, scalar against batched
+    rules = RuleSet.preset("jokers", num_players=players, dice_per_player=3, palifico=palifico)
+    done = run_differential(rules, "cpu", num_envs=24, steps=200, seed=players, backend=backend)
+    assert done >= 8
