@@ -103,3 +103,19 @@ def test_bad_arguments(capsys):
     assert "unknown preset" in capsys.readouterr().out
     assert main(["--opponents", "robot"], stdin=io.StringIO("")) == 2
     assert "unknown agent spec 'robot'" in capsys.readouterr().out
+
+
+def test_jokers_terminal_offers_ones_as_the_lowest_face_and_names_illegal_ones(capsys):
+    # seed 5: the random opponent opens "five 3s"; "one 1" is then too low
+    code, out = run(
+        ["--rules", "jokers", "--players", "2", "--seed", "5", "--opponents", "random"],
+        ["1 1s", "quit"],
+        capsys,
+    )
+    out = " ".join(out.split())
+    assert code == 0 and "ones jokers" in out  # the rules line
+    assert "a raise (six 1s, six 2s, six 3s, five 4s" in out  # ones offered, lowest first
+    assert (
+        "Not allowed: bid one 1 (action 0): the current bid is five 3s; raise a higher "
+        "quantity, or the same quantity with a higher face. Minimum raises: six 1s" in out
+    )
