@@ -42,6 +42,7 @@ PRESET_ORDER = [
     "sanford_three_dice",
     "common_hand",
     "common_hand_spot_on",
+    "jokers",
 ]
 BOTS = ["random", "probabilistic", "cautious", "bold", "bayes", "belief"]
 ZOO_BOTS = ["probabilistic", "bayes", "belief"]
