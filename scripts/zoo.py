@@ -326,12 +326,15 @@ def render_card(ev: dict) -> str:
     name, r, net, t = ev["name"], ev["rules"], ev["network"], ev["training"]
     spec = f"checkpoint:checkpoints/{name}"
     others = " ".join(["belief"] * (r["players"] - 1))
-    recipe = (
-        f"The one-run recipe for this rule set and table, `{t['recipe_config']}`, is a "
-        "single league run; it does not reach this model's strength yet."
-        if t["recipe_config"]
-        else "No one-run recipe exists for this rule set and table yet."
-    )
+    if t["recipe_config"] and [s["config"] for s in t["stages"]] == [t["recipe_config"]]:
+        recipe = f"The one run is `{t['recipe_config']}` (this pipeline's only stage)."
+    elif t["recipe_config"]:
+        recipe = (
+            f"The one-run recipe for this rule set and table, `{t['recipe_config']}`, is a "
+            "single league run; it does not reach this model's strength yet."
+        )
+    else:
+        recipe = "No one-run recipe exists for this rule set and table yet."
     out = [
         GENERATED,
         f"# {name}",
