@@ -151,7 +151,8 @@ def total_minutes(ev: dict) -> str:
 def rebuild_text(ev: dict) -> str:
     """What rebuilds the model: its pipeline file, linked, and its runs counted."""
     runs = len(ev["training"]["stages"])
-    return f"[{ev['training']['pipeline']}](../{ev['training']['pipeline']}), {runs} runs"
+    pipeline, plural = ev["training"]["pipeline"], "" if runs == 1 else "s"
+    return f"[{pipeline}](../{pipeline}), {runs} run{plural}"
 
 
 def exploit_command(ev: dict, init: str, budget: int, seed: int) -> str:
