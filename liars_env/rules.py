@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-ONES_MODES = ("natural", "wild", "wild_convertible", "wild_biddable")
+ONES_MODES = ("natural", "wild", "wild_convertible", "wild_biddable", "jokers")
 RAISE_RULES = ("no_decrease", "quantity_or_face")
 EXACT_CALLS = ("none", "spot_on", "calza")
 HANDS = ("common", "individual")
@@ -72,8 +72,10 @@ class RuleSet:
     ones: str = "wild_convertible"
     """How the wild face plays (face 1 unless ``wild_face`` says otherwise): ``natural``
     (an ordinary face, nothing wild), ``wild`` (wild, never bid), ``wild_convertible``
-    (Perudo: wild, bid through conversions) or ``wild_biddable`` (wild, and bid like any
-    other face, opening bid included)."""
+    (Perudo: wild, bid through conversions), ``wild_biddable`` (wild, and bid like any
+    other face, opening bid included) or ``jokers`` (ones are wild toward every other face
+    and may be bid as the lowest face: a bid on ones counts only ones, any bid may open, no
+    conversion; needs ``wild_face="one"``)."""
     raise_rule: str = "quantity_or_face"
     """``no_decrease`` (neither number drops, one rises) or ``quantity_or_face``."""
     bid_cap: bool = True
@@ -109,6 +111,12 @@ class RuleSet:
             value = getattr(self, name)
             if type(value) is not bool:
                 raise ValueError(f"RuleSet.{name} must be True or False, got {value!r}")
+        if self.ones == "jokers" and self.wild_face != "one":
+            raise ValueError(
+                "RuleSet.ones='jokers' makes face 1 the joker and the lowest face, so it needs "
+                f"wild_face='one', got wild_face={self.wild_face!r} (for a wild, biddable "
+                "highest face use ones='wild_biddable')"
+            )
         if self.single_round and self.num_players != 2:
             raise ValueError(
                 "RuleSet.single_round=True needs num_players=2 (the first call ends the "
@@ -214,6 +222,7 @@ _PERUDO = RuleSet(
 )
 _SANFORD = RuleSet(ones="natural", raise_rule="no_decrease", bid_cap=True)
 _COMMON_HAND = RuleSet(ones="wild", raise_rule="quantity_or_face", bid_cap=True)
+_JOKERS = RuleSet(ones="jokers", raise_rule="quantity_or_face", bid_cap=True)
 _OPENSPIEL = RuleSet(
     num_players=2,
     dice_per_player=1,
@@ -240,6 +249,7 @@ PRESETS: dict[str, RuleSet] = {
     "common_hand_spot_on": dataclasses.replace(_COMMON_HAND, exact_call="spot_on"),
     "ones_not_wild": dataclasses.replace(_COMMON_HAND, ones="natural"),
     "individual_hand": dataclasses.replace(_COMMON_HAND, hand="individual"),
+    "jokers": _JOKERS,
     "openspiel_liars_dice": _OPENSPIEL,
 }
 """Every preset of docs/rules.md, by name, at its default table size: 3 players, but 2 players
@@ -247,9 +257,11 @@ with 1 die of 6 faces for ``openspiel_liars_dice`` (the defaults of OpenSpiel's 
 
 PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     **{name: (3, 5) for name in PRESETS if name.startswith("sanford")},
+    "jokers": (2, 8),
     "openspiel_liars_dice": (2, 2),
 }
-"""Player-count ranges of presets whose source names one (seed 001: 3–5; OpenSpiel: 2)."""
+"""Player-count ranges of presets whose source names one (seed 001: 3–5; jokers: 2–8;
+OpenSpiel: 2)."""
 
 PRESET_SOURCES: dict[str, str] = {
     "perudo": "seeds 000, 004 (Perudo ordinary rounds)",
@@ -263,6 +275,7 @@ PRESET_SOURCES: dict[str, str] = {
     "common_hand_spot_on": "seed 002 spot-on variant",
     "ones_not_wild": "seed 002 ones-not-wild variant",
     "individual_hand": "seed 002 individual-hand variant",
+    "jokers": "house rule: ones wild and biddable as the lowest face (not in the seeds)",
     "openspiel_liars_dice": 'OpenSpiel\'s pyspiel.load_game("liars_dice", {"numdice": D, '
     '"dice_sides": F})',
 }

@@ -42,6 +42,7 @@ PRESET_ORDER = [
     "sanford_three_dice",
     "common_hand",
     "common_hand_spot_on",
+    "jokers",
 ]
 BOTS = ["random", "probabilistic", "cautious", "bold", "bayes", "belief"]
 ZOO_BOTS = ["probabilistic", "bayes", "belief"]
@@ -150,7 +151,8 @@ def total_minutes(ev: dict) -> str:
 def rebuild_text(ev: dict) -> str:
     """What rebuilds the model: its pipeline file, linked, and its runs counted."""
     runs = len(ev["training"]["stages"])
-    return f"[{ev['training']['pipeline']}](../{ev['training']['pipeline']}), {runs} runs"
+    pipeline, plural = ev["training"]["pipeline"], "" if runs == 1 else "s"
+    return f"[{pipeline}](../{pipeline}), {runs} run{plural}"
 
 
 def exploit_command(ev: dict, init: str, budget: int, seed: int) -> str:
@@ -325,12 +327,15 @@ def render_card(ev: dict) -> str:
     name, r, net, t = ev["name"], ev["rules"], ev["network"], ev["training"]
     spec = f"checkpoint:checkpoints/{name}"
     others = " ".join(["belief"] * (r["players"] - 1))
-    recipe = (
-        f"The one-run recipe for this rule set and table, `{t['recipe_config']}`, is a "
-        "single league run; it does not reach this model's strength yet."
-        if t["recipe_config"]
-        else "No one-run recipe exists for this rule set and table yet."
-    )
+    if t["recipe_config"] and [s["config"] for s in t["stages"]] == [t["recipe_config"]]:
+        recipe = f"The one run is `{t['recipe_config']}` (this pipeline's only stage)."
+    elif t["recipe_config"]:
+        recipe = (
+            f"The one-run recipe for this rule set and table, `{t['recipe_config']}`, is a "
+            "single league run; it does not reach this model's strength yet."
+        )
+    else:
+        recipe = "No one-run recipe exists for this rule set and table yet."
     out = [
         GENERATED,
         f"# {name}",

@@ -31,7 +31,8 @@ def enumerate_pmf(rules, face, own, unseen, palifico):
 
 
 @pytest.mark.parametrize(
-    "preset", ["perudo", "sanford", "sanford_wild", "ones_not_wild", "openspiel_liars_dice"]
+    "preset",
+    ["perudo", "sanford", "sanford_wild", "ones_not_wild", "openspiel_liars_dice", "jokers"],
 )
 @pytest.mark.parametrize("face", [1, 2, 4])
 @pytest.mark.parametrize("palifico", [False, True])
@@ -86,6 +87,29 @@ def test_bayesian_posterior_rises_with_an_opponents_bids():
     plain = ProbabilisticAgent().tail_table(view, view.seat)[4, 4]
     bayes = BayesianAgent().tail_table(view, view.seat)[4, 4]
     assert bayes > plain + 0.1
+
+
+def test_each_bot_s_reading_of_a_bid_on_ones_under_jokers():
+    """The readings docs/training.md states ("Bids on ones under jokers"): the opponent
+    (seat 1, holding three ones) opens "three 1s"; seat 0 holds 2 3 4 5 6."""
+    rules = RuleSet.preset("jokers", num_players=2)
+    game, state, rng = scripted(rules, [[2, 3, 4, 5, 6], [1, 1, 1, 2, 3]], first_player=1)
+    game.apply(state, game.codec.encode_bid(3, 1), rng)
+    view = view_of(game, ObservationLayout(rules), state)
+    plain = ProbabilisticAgent().tail_table(view, 1)
+    bayes = BayesianAgent().tail_table(view, 1)
+    belief = make_agent("belief", rules).tail_table(view, 1)
+    # probabilistic reads no bids: ones match with 1/6, jokered faces with 2/6
+    for face in (1, 5):
+        pmf = count_pmf(
+            rules, face, own_dice=[2, 3, 4, 5, 6], own_counted=True, unseen_dice=5, palifico=False
+        )
+        assert plain[face, 3] == pytest.approx(pmf[3:].sum())
+    assert plain[1, 3] < plain[5, 3]  # no ones in hand, 1/6 a die; one 5, 2/6 a die
+    # bayes: evidence of ones, and counter-evidence against every other face's count
+    assert bayes[1, 3] > plain[1, 3] + 0.15 and bayes[5, 3] < plain[5, 3] - 0.05
+    # belief: hands with ones gain weight, and those ones are jokers for every other face
+    assert belief[1, 3] > plain[1, 3] + 0.15 and belief[5, 3] > plain[5, 3] + 0.15
 
 
 def test_probabilistic_decisions_on_clear_cases():

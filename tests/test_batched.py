@@ -530,3 +530,31 @@ def test_batched_bot_tie_break_at_the_challenge_threshold(bot):
     assert (batched.act(mask, rows, obs) == env.codec.encode_bid(1, 3)).all()
     batched.params = dataclasses.replace(params, challenge_threshold=0.500001)
     assert (batched.act(mask, rows, obs) == env.codec.challenge).all()
+
+
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+@pytest.mark.parametrize("players", [2, 3, 5])
+@pytest.mark.parametrize("palifico", [False, True], ids=["jokers", "jokers+palifico"])
+def test_jokers_differential_at_two_three_and_five_players(players, palifico, backend):
+    # bids on ones (the lowest ids) and jokers at every reveal, scalar against batched
+    rules = RuleSet.preset("jokers", num_players=players, dice_per_player=3, palifico=palifico)
+    done = run_differential(rules, "cpu", num_envs=24, steps=200, seed=players, backend=backend)
+    assert done >= 8
+
+
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+def test_jokers_bids_on_ones_open_and_rank_lowest_in_the_batch(backend):
+    env = BatchedEnv("jokers", num_envs=3, num_players=2, seed=0, backend=backend)
+    _, mask = env.reset()
+    codec = env.codec
+    one_one, three_ones, three_sixes = (codec.encode_bid(*b) for b in [(1, 1), (3, 1), (3, 6)])
+    assert mask[:, one_one].all() and not mask[:, codec.challenge].any()  # "one 1" opens
+    _, mask, *_ = env.step(torch.tensor([one_one, three_ones, three_sixes]))
+    assert mask[0, one_one + 1 :].all() and not mask[0, : one_one + 1].any()
+    assert mask[1, codec.encode_bid(3, 2)] and not mask[1, codec.encode_bid(2, 6)]
+    assert mask[2, codec.encode_bid(4, 1)] and not mask[2, three_ones]
+    before = state_of(env)
+    actions = torch.tensor([codec.challenge, codec.challenge, three_ones])
+    with pytest.raises(IllegalActionError, match=f"game 2: action {three_ones} is not legal"):
+        env.step(actions)  # three 1s after three 6s: ones rank below every face
+    assert_same(state_of(env), before, "after the illegal bid")

@@ -425,3 +425,14 @@ def test_rgb_array_frames_of_a_whole_game_make_a_gif(tmp_path):
     images[0].save(path, save_all=True, append_images=images[1:], duration=1000 // fps)
     with Image.open(path) as gif:
         assert gif.n_frames == len(frames) and gif.size == frames[0].shape[1::-1]
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.filterwarnings("ignore:Observation space for each agent")
+def test_api_test_and_seed_test_jokers(players):
+    from pettingzoo.test import api_test, seed_test
+
+    with pytest.warns(UserWarning, match="ignoring unknown reset option"):
+        api_test(liars_env.env("jokers", num_players=players), num_cycles=300)
+    seed_test(lambda: liars_env.env("jokers", num_players=players), num_cycles=300)

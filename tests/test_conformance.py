@@ -1,11 +1,14 @@
-"""The rule specification's conformance cases 1–14 as scenario tables, and edge cases."""
+"""The rule specification's conformance cases 1–16 as scenario tables, and edge cases."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import bid, scripted
+from hypothesis import given
+from hypothesis import strategies as st
 
-from liars_env import IllegalActionError, RuleSet
+from liars_env import IllegalActionError, LiarsDiceGame, RuleSet
+from liars_env.actions import describe_bid
 from liars_env.rules import count_matches, is_legal_bid
 
 PERUDO = RuleSet.preset("perudo")
@@ -294,3 +297,147 @@ def test_individual_hand_counts_only_the_bidder_and_caps_at_own_dice():
     game.apply(state, bid(game, 4, 4), rng)  # seat 0: two 4s plus one wild one = 3 < 4
     result = game.apply(state, game.codec.challenge, rng)
     assert result.counted_seats == (0,) and result.count == 3 and result.losers == (0,)
+
+
+# --- case 15: jokers count toward other faces, a bid on ones counts only ones ------------------
+JOKERS = RuleSet.preset("jokers", num_players=2)
+A_B = [[1, 5, 5, 2, 3], [1, 3, 4, 6, 6]]
+
+
+@pytest.mark.parametrize(
+    "final_bid, count, true",
+    [
+        ((4, 5), 4, True),  # two 5s + two ones
+        ((5, 5), 4, False),
+        ((2, 1), 2, True),  # a bid on ones counts only ones
+        ((3, 1), 2, False),
+        ((4, 6), 4, True),  # 6, 6, 1, 1
+        ((5, 6), 4, False),
+    ],
+)
+def test_case_15_jokers_counts(final_bid, count, true):
+    game, state, rng = scripted(JOKERS, A_B)
+    game.apply(state, bid(game, *final_bid), rng)  # any bid may open under jokers
+    result = game.apply(state, game.codec.challenge, rng)
+    assert result.count == count
+    assert result.losers == ((1,) if true else (0,))  # challenger B, or bidder A
+    assert count_matches(JOKERS, A_B, final_bid[1], palifico=False) == count
+
+
+# --- case 16: ones are the lowest face and may open --------------------------------------------
+@pytest.mark.parametrize(
+    "previous, proposed, legal",
+    [
+        (None, (1, 1), True),  # the lowest bid of all may open
+        (None, (4, 1), True),
+        ((3, 1), (3, 2), True),
+        ((3, 1), (3, 6), True),
+        ((3, 1), (4, 1), True),
+        ((3, 1), (4, 5), True),
+        ((3, 1), (3, 1), False),  # no repeat
+        ((3, 1), (2, 6), False),
+        ((3, 1), (2, 1), False),
+        ((3, 6), (4, 1), True),
+        ((3, 6), (3, 1), False),  # ones rank below every face within a quantity
+        ((3, 2), (3, 1), False),
+        ((5, 4), (3, 1), False),  # no Perudo conversion: halving is not a raise
+        ((2, 1), (5, 2), True),
+        ((2, 1), (2, 2), True),  # no doubling either
+    ],
+)
+def test_case_16_jokers_raises(previous, proposed, legal):
+    assert is_legal_bid(JOKERS, previous, proposed, cap=10) is legal
+
+
+def test_case_16_jokers_opening_and_cap():
+    game, state, rng = scripted(JOKERS, None)
+    legal = [game.codec.decode_bid(a) for a in game.legal_actions(state)]
+    assert legal[0] == (1, 1) and game.codec.encode_bid(1, 1) == 0  # the lowest bid of all
+    assert max(q for q, _ in legal) == 10 and len(legal) == 10 * 6  # every bid up to 10
+    assert game.codec.max_quantity == 10  # 2 × 5 dice: no bid above 10 exists at all
+    game.apply(state, bid(game, 9, 6), rng)
+    legal = {game.codec.decode_bid(a) for a in game.legal_actions(state) if game.codec.is_bid(a)}
+    assert legal == {(10, f) for f in range(1, 7)}
+    # three players down to 10 dice: the cap leaves no bid above 10
+    game, state, rng = scripted(JOKERS.with_options(num_players=3), None, dice_left=[5, 3, 2])
+    assert max(game.codec.decode_bid(a)[0] for a in game.legal_actions(state)) == 10
+    with pytest.raises(IllegalActionError, match="bid cap: at most 10 dice are in play"):
+        game.apply(state, bid(game, 11, 1), rng)
+
+
+@pytest.mark.parametrize(
+    "previous, proposed, message",
+    [
+        ((3, 6), (3, 1), "raise a higher quantity, or the same quantity with a higher face"),
+        ((3, 1), (2, 6), "raise a higher quantity, or the same quantity with a higher face"),
+        ((3, 1), (3, 1), "raise a higher quantity, or the same quantity with a higher face"),
+    ],
+)
+def test_illegal_jokers_bids_name_the_rule(previous, proposed, message):
+    game, state, rng = scripted(JOKERS, A_B)
+    game.apply(state, bid(game, *previous), rng)
+    with pytest.raises(IllegalActionError, match=message) as raised:
+        game.apply(state, bid(game, *proposed), rng)
+    assert describe_bid(*proposed) in str(raised.value)  # the message names the bid
+    assert state.current_bid == previous and len(state.bids) == 1  # nothing changed
+
+
+def test_jokers_need_face_one_as_the_joker():
+    with pytest.raises(ValueError, match="ones='jokers'.*wild_face='one'.*got wild_face='highest'"):
+        RuleSet(ones="jokers", wild_face="highest")
+
+
+@pytest.mark.parametrize("players, ok", [(1, False), (2, True), (5, True), (8, True), (9, False)])
+def test_jokers_preset_seats_two_to_eight(players, ok):
+    if ok:
+        assert RuleSet.preset("jokers", num_players=players).ones == "jokers"
+    else:
+        with pytest.raises(ValueError, match="num_players"):
+            RuleSet.preset("jokers", num_players=players)
+
+
+def test_jokers_palifico_round_has_no_wild_ones_and_a_fixed_face():
+    # docs/rules.md: with palifico on, a palifico round under jokers is like every other
+    # palifico round: ones are not wild, the opener may name any face (ones included), the
+    # face stays, only the quantity rises; the next ordinary round has jokers again.
+    rules = RuleSet.preset("jokers", palifico=True)
+    hands = [[1], [1, 5, 5, 6, 6], [2, 3, 4, 5, 6]]
+    game, state, rng = scripted(rules, hands, dice_left=[1, 5, 5])
+    assert state.palifico
+    game.apply(state, bid(game, 2, 5), rng)
+    legal = {game.codec.decode_bid(a) for a in game.legal_actions(state) if game.codec.is_bid(a)}
+    assert legal == {(q, 5) for q in range(3, 12)}
+    result = game.apply(state, game.codec.challenge, rng)
+    assert result.palifico and result.count == 3  # three natural 5s, ones not wild
+    assert not state.palifico  # seat 1 lost and opens an ordinary round
+    state.dice = [[1], [1, 5, 6, 6], [2, 3, 4, 5, 6]]
+    game.apply(state, bid(game, 4, 5), rng)
+    result = game.apply(state, game.codec.challenge, rng)
+    assert not result.palifico and result.count == 4  # 5, 5 and two jokers
+
+
+@given(
+    players=st.integers(2, 4),
+    dice=st.integers(1, 3),
+    faces=st.integers(2, 6),
+    data=st.data(),
+)
+def test_jokers_raises_are_exactly_the_larger_ids(players, dice, faces, data):
+    # ones rank lowest within a quantity and nothing converts: id order is the raise order
+    rules = RuleSet.preset("jokers", num_players=players, dice_per_player=dice, faces=faces)
+    game = LiarsDiceGame(rules)
+    previous = data.draw(st.integers(-1, game.codec.num_bids - 1), label="previous id")
+    row = game.codec.raise_table[previous + 1]
+    assert row.tolist() == [col > previous for col in range(game.codec.num_bids)]
+
+
+@given(
+    hands=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=5), min_size=2, max_size=5),
+    face=st.integers(1, 6),
+    palifico=st.booleans(),
+)
+def test_jokers_count_ones_alone_or_beside_every_other_face(hands, face, palifico):
+    dice = [d for hand in hands for d in hand]
+    ones = 0 if face == 1 or palifico else dice.count(1)
+    expected = dice.count(face) + ones
+    assert count_matches(JOKERS, hands, face, palifico=palifico) == expected

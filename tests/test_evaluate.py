@@ -132,3 +132,15 @@ def test_cli_writes_json_and_png(tmp_path, capsys):
 def test_cli_bad_input_is_a_clear_error(argv, message, capsys):
     assert main([*argv, "--no-progress", "--workers", "1"]) == 2
     assert message in capsys.readouterr().err.replace("\n", "")
+
+
+def test_cli_plays_the_jokers_preset_and_refuses_jokers_on_the_highest_face(tmp_path, capsys):
+    out = tmp_path / "jokers.json"
+    argv = ["--rules", "jokers", "--players", "2", "--agents", "belief", "random"]
+    code = main([*argv, "--games", "4", "--seed", "0", "--out", str(out), "--no-progress"])
+    assert code == 0
+    assert json.loads(out.read_text())["rules"]["ones"] == "jokers"
+    bad = [*argv, "--rule", "wild_face=highest", "--no-progress", "--workers", "1"]
+    capsys.readouterr()
+    assert main(bad) == 2
+    assert "needs wild_face='one'" in " ".join(capsys.readouterr().err.split())

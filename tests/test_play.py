@@ -136,3 +136,19 @@ def test_every_option_of_liars_play_has_help(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "--players PLAYERS players at the table" in text
     assert "--seed SEED seeds the dice and the bots" in text
+
+
+def test_jokers_terminal_offers_ones_as_the_lowest_face_and_names_illegal_ones(capsys):
+    # seed 5: the random opponent opens "five 3s"; "one 1" is then too low
+    code, out = run(
+        ["--rules", "jokers", "--players", "2", "--seed", "5", "--opponents", "random"],
+        ["1 1s", "quit"],
+        capsys,
+    )
+    out = " ".join(out.split())
+    assert code == 0 and "1s are jokers: they count toward bids on every other face" in out
+    assert "a raise (six 1s, six 2s, six 3s, five 4s" in out  # ones offered, lowest first
+    assert (
+        "Not allowed: bid one 1 (action 0): the current bid is five 3s; raise a higher "
+        "quantity, or the same quantity with a higher face. Minimum raises: six 1s" in out
+    )

@@ -103,6 +103,7 @@ SAFE_CASES = [
     pytest.param(_dice1("ones_not_wild", 4), id="ones_not_wild-1x4"),
     pytest.param(_dice1("perudo", 5), id="perudo-1x5"),
     pytest.param(_dice1("openspiel_liars_dice", 5), id="openspiel-1x5"),
+    pytest.param(_dice1("jokers", 4), id="jokers-1x4"),
 ]
 
 
@@ -174,8 +175,12 @@ def test_later_rounds_valued_by_their_own_solves_do_not_inherit_the_base_s_mista
 
 @pytest.mark.parametrize(
     "rules",
-    [CALZA_1X3, RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)],
-    ids=["calza-1x3", "perudo-2x3"],
+    [
+        CALZA_1X3,
+        RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3),
+        RuleSet.preset("jokers", num_players=2, dice_per_player=2, faces=3),
+    ],
+    ids=["calza-1x3", "perudo-2x3", "jokers-2x3"],
 )
 def test_the_solver_values_of_the_rounds_are_the_equilibrium_s(rules):
     from liars_env.solver import solve

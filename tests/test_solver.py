@@ -61,7 +61,7 @@ def test_two_faces_palifico_by_hand():
     assert solve(six).value == pytest.approx(2 / 3)
 
 
-@pytest.mark.parametrize("ones", ["natural", "wild", "wild_convertible"])
+@pytest.mark.parametrize("ones", ["natural", "wild", "wild_convertible", "jokers"])
 def test_lp_and_cfr_agree(ones):
     rules = small(3, ones)
     lp = solve(rules, method="lp")
@@ -92,6 +92,26 @@ def test_every_option_solves_to_an_equilibrium(options):
     labels = {key.label().split()[0] for key in solution.values}
     assert {"2v2", "1v1"} <= labels  # every round of the game, not only the first
     assert -1.0 <= solution.value <= 1.0
+
+
+def test_jokers_two_faces_by_hand():
+    """Jokers, 1 die of 2 faces each: "two 2s" counts every die (a 2, or a joker), so it
+    is always true and nothing outbids it; the opener bids it and wins: value 1."""
+    solution = solve(small(2, "jokers"))
+    assert solution.value == pytest.approx(1.0) and solution.exploitability < 1e-9
+
+
+@pytest.mark.parametrize(
+    "dice, faces, value",
+    [(1, 3, 1 / 3), (1, 4, 0.0), (1, 6, -7 / 327), (2, 3, 0.058680)],
+    ids=["1x3", "1x4", "1x6", "2x3"],
+)
+def test_jokers_values_of_docs_solver(dice, faces, value):
+    # the table of docs/solver.md (the 2x3 value to its six decimals)
+    rules = RuleSet.preset("jokers", num_players=2, dice_per_player=dice, faces=faces)
+    solution = solve(rules)
+    assert solution.exploitability < 1e-9
+    assert solution.value == pytest.approx(value, abs=5e-7 if dice == 2 else 1e-9)
 
 
 # ------------------------------------------------------------------ limits
@@ -297,7 +317,10 @@ def test_cli_bad_input_exits_2(argv, message, capsys):
 
 
 # ------------------------------------------------------------------ OpenSpiel
-GAMES = [(faces, ones) for faces in (3, 4) for ones in ("natural", "wild", "wild_convertible")]
+GAMES = [
+    *((faces, ones) for faces in (3, 4) for ones in ("natural", "wild", "wild_convertible")),
+    (3, "jokers"),
+]
 
 
 @pytest.mark.parametrize("faces, ones", GAMES)

@@ -497,3 +497,62 @@ def test_openai_s_key_is_not_sent_to_another_endpoint(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(ValueError, match="OPENAI_API_KEY that should hold the API key"):
         make_agent("llm:gpt-4o-mini", RuleSet.preset("perudo"))
+
+
+# --------------------------------------------------------------------------- jokers
+def _jokers_view(bids):
+    rules = RuleSet.preset("jokers", num_players=2)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    rng = np.random.default_rng(0)
+    state = game.new_game(rng, dice=[[1, 5, 5, 2, 3], [1, 3, 4, 6, 6]], first_player=0)
+    for quantity, face in bids:
+        game.apply(state, game.codec.encode_bid(quantity, face), rng)
+    return view_of(game, layout, state)
+
+
+def test_jokers_prompt_names_the_rule_and_reads_back_as_jokers():
+    rules = RuleSet.preset("jokers", num_players=2)
+    text = rules_text(rules)
+    assert "1s are jokers" in text and "a bid on 1s counts only 1s" in text
+    # wild_biddable with face 1 wild plays the same bids; the text still tells them apart
+    assert rules_from_text(text) == rules
+    assert rules_text(rules.with_options(ones="wild_biddable")) != text
+
+
+@pytest.mark.parametrize(
+    "bids, reply, expected",
+    [
+        ([], "one 1", (1, 1)),  # the lowest opening bid
+        ([], "[Bid: 2, 1]", (2, 1)),
+        ([(3, 6)], "four ones", (4, 1)),
+        ([(3, 1)], "3x2", (3, 2)),
+    ],
+)
+def test_jokers_replies_on_ones_read_as_bids(bids, reply, expected):
+    view = _jokers_view(bids)
+    assert view.codec.decode_bid(read_move(reply, view)) == expected
+
+
+@pytest.mark.parametrize(
+    "bids, reply, reason",
+    [
+        ([(3, 6)], "3x1", "raise a higher quantity, or the same quantity with a higher face"),
+        ([(3, 1)], "2x6", "raise a higher quantity, or the same quantity with a higher face"),
+        ([(3, 1)], "11x1", "quantities run from 1 to 10, got 11"),
+    ],
+)
+def test_jokers_illegal_replies_say_why(bids, reply, reason):
+    view = _jokers_view(bids)
+    with pytest.raises(MoveError, match=reason):
+        read_move(reply, view)
+
+
+def test_jokers_legal_moves_list_ones_first_as_the_lowest_face():
+    from liars_env.text.view import legal_moves_text
+
+    assert legal_moves_text(_jokers_view([])).startswith("Legal moves: bids 1x1 to 10x1, 1x2")
+    perudo = RuleSet.preset("perudo", num_players=2)
+    game, layout = LiarsDiceGame(perudo), ObservationLayout(perudo)
+    state = game.new_game(np.random.default_rng(0))
+    game.apply(state, game.codec.encode_bid(2, 2), np.random.default_rng(0))
+    assert legal_moves_text(view_of(game, layout, state)).split("bids ")[1].startswith("3x2")

@@ -96,3 +96,20 @@ def test_bad_textarena_specs_are_clear_errors(spec, message, monkeypatch):
     with pytest.raises(ValueError, match="textarena spec") as info:
         make_agent(spec, RuleSet.preset("perudo"))
     assert message in str(info.value)
+
+
+def test_jokers_plays_in_textarena_and_its_fallback_opens_on_one_1(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    register_textarena_envs()
+    env = LiarsDiceTextArena("jokers", max_invalid=1, dice_per_player=1)
+    env.reset(num_players=2, seed=0)
+    _, observation = env.get_observation()
+    assert "1s are jokers" in observation and "Legal moves: bids 1x1 to 2x1" in observation
+    done, info = env.step("nonsense")
+    assert info["fallback"] == "1x1"  # the lowest legal opening bid: one 1
+    with BotServer(style="textarena") as server:
+        agents = [ta.agents.OpenAIAgent(model_name="belief", base_url=server.base_url)] * 2
+        env = ta.make("LiarsDiceRules-jokers-v0", dice_per_player=2)
+        (rewards, info), steps = _play(env, agents, 2, seed=4)
+        assert sorted(rewards.values()) == [-1.0, 1.0] and steps > 2
+        assert all(i["invalid_moves"] == 0 for i in info.values())

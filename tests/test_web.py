@@ -665,3 +665,15 @@ def test_server_thread_serves_over_http():
     finally:
         thread.stop()
     assert not thread.thread.is_alive()
+
+
+def test_jokers_table_offers_one_1_to_open_and_marks_jokers_at_the_reveal(client):
+    config = client.get("/api/config").json()
+    assert "jokers" in config["presets"]
+    view = start(client, rules="jokers", players=2, specs=["human", "random"], seed=3)
+    view = advance_to_human(client, view)
+    legal = view["legal"]
+    if not view["table"]["bids"]:  # the person opens: every bid, "one 1" the lowest
+        assert (legal["bids"][0]["quantity"], legal["bids"][0]["face"]) == (1, 1)
+    ones = [b for b in legal["bids"] if b["face"] == 1]
+    assert ones  # ones are biddable under jokers (Perudo's opening forbids them)

@@ -8,7 +8,9 @@ view*::
 
     P(bid (q, f) | hand h)  ∝  (ε + (1 − ε) · P(count ≥ q | h)) · exp(λ · m)
 
-where ``m`` is the number of the hand's dice that count as ``f`` (wild ones included),
+where ``m`` is the number of the hand's dice that count as ``f`` (wild ones included;
+under ``ones="jokers"`` a bid on ones has ``m`` = the hand's ones, and the hands it
+favours hold jokers for every other face too),
 ``P(count ≥ q | h)`` is the binomial tail the bidder sees (its ``m`` matches plus
 Binomial(unseen, p) with ``p`` = 1/F, or 2/F for a wild-counted face), ``ε`` (the
 *bluff floor*) is the weight left for bids the bidder did not believe, and ``λ`` the

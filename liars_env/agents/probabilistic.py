@@ -9,6 +9,12 @@ when that is its best bet.
 :class:`BayesianAgent` also reads the opponents' bids as evidence about their dice: an
 opponent who bid a face this round is taken to hold more of it (an exponential tilt of
 the binomial prior, per bid), and one who bid other faces slightly fewer.
+
+Under ``ones="jokers"`` a bid on ones is read as the rules count it, ones alone: the
+probabilistic bots give an unseen one 1/F (and 2/F to a jokered face); ``bayes`` tilts the
+count of ones up and, as for any other face, every other face's count slightly down,
+though ones count there too; ``belief`` weighs the opponent's hands by their ones, so the
+counts of every other face rise with them (docs/training.md, "Bids on ones under jokers").
 """
 
 from __future__ import annotations

@@ -109,6 +109,12 @@ def rule_lines(rules: RuleSet) -> list[str]:
             f"one; a bid on {wild} after {wild} must raise the quantity; the opening bid may "
             f"not name {wild}."
         )
+    elif rules.ones == "jokers":
+        lines.append(
+            f"{wild} are jokers: they count toward bids on every other face, and {wild} may be "
+            f"bid too, as the lowest face (the opening bid included); a bid on {wild} counts "
+            f"only {wild}."
+        )
     else:
         lines.append(
             f"{wild} are wild: they count toward bids on every other face; {wild} may be bid "
@@ -248,7 +254,7 @@ def legal_moves_text(view: PlayerView) -> str:
     """The legal moves on one line: calls first, then the bids per face as ranges.
 
     Example: ``Legal moves: call; bids 3x2 to 4x2, 2x3 to 4x3, 1x1 to 4x1.`` (the wild
-    face last).
+    face last, but ``jokers`` first, as the lowest face).
     """
     codec, mask = view.codec, view.mask
     calls = [
@@ -260,7 +266,9 @@ def legal_moves_text(view: PlayerView) -> str:
             quantity, face = codec.decode_bid(action)
             by_face.setdefault(face, []).append(quantity)
     ranges = []
-    for face in sorted(by_face, key=lambda f: (f == view.rules.wild_die, f)):
+    # the wild face last, but jokers (the lowest face) in their place, first
+    last = view.rules.wild_die if view.rules.ones != "jokers" else None
+    for face in sorted(by_face, key=lambda f: (f == last, f)):
         for lo, hi in _runs(by_face[face]):
             ranges.append(f"{lo}x{face}" if lo == hi else f"{lo}x{face} to {hi}x{face}")
     parts = list(calls)
