@@ -28,3 +28,20 @@ def scripted(rules: RuleSet, dice, *, first_player=0, dice_left=None, seed=0):
 def bid(game: LiarsDiceGame, quantity: int, face: int) -> int:
     """Action id of a bid."""
     return game.codec.encode_bid(quantity, face)
+
+
+TINY = [  # a tiny PPO run (the tiny_run fixture of conftest.py)
+    "total_steps=2048",
+    "num_envs=64",
+    "num_steps=8",
+    "num_minibatches=2",
+    "update_epochs=1",
+    "hidden_size=32",
+    "eval_every=2",
+    "eval_games=30",
+    "checkpoint_every=2",
+    "final_eval_games=12",
+    "snapshot_every=1",
+    "progress=false",
+    "torch_threads=1",
+]

@@ -12,11 +12,12 @@ import subprocess
 import sys
 
 import pytest
-from test_trainer_golden import GOLDEN, checkpoint_hashes, golden_run
+from test_trainer_golden import GOLDEN, checkpoint_hashes
 
 from liars_env.agents.policy import load_trainer_state
 from liars_train import ppo
 from liars_train.distributed import cluster
+from liars_train.runner import make_trainer
 
 try:
     import ray
@@ -36,20 +37,11 @@ def local_ray():
     ray.shutdown()
 
 
-def test_one_worker_without_overlap_writes_the_in_process_weights(local_ray, tmp_path):
-    """The golden run (league, teacher, magnet, exploiters) on one actor: same hashes."""
-    in_process = checkpoint_hashes(golden_run(tmp_path / "in_process"))
-    run = golden_run(tmp_path, "workers=1", "overlap=false")
-    assert checkpoint_hashes(run) == in_process
-    state = load_trainer_state(run / "checkpoints" / "step_0000001024")
-    assert len(state["workers"]) == 1  # the actor's generators, for --resume
-
-
 def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tmp_path, capsys):
     sets = [f"runs_dir={tmp_path}", "run_name=kill", *GOLDEN, "workers=2"]
     sets += ["exploiter_every=0", "eval_every=0", "teacher=", "total_steps=1536"]
     args = ppo.load_args(None, sets)
-    trainer = ppo.Trainer(args)
+    trainer = make_trainer(args)
     learn = trainer._learn
     killed, updates = [], []
 
@@ -83,12 +75,12 @@ def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tm
 def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local_ray, tmp_path):
     sets = [f"runs_dir={tmp_path}", "run_name=res", *GOLDEN, "workers=2", "exploiter_every=0"]
     sets += ["teacher=", "eval_every=0", "overlap=false"]
-    ppo.Trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
+    make_trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
     again = [*sets, "total_steps=512", "run_name=again"]
-    ppo.Trainer(ppo.load_args(None, again)).train()  # a fixed N and seed repeat their run
+    make_trainer(ppo.load_args(None, again)).train()  # a fixed N and seed repeat their run
     assert checkpoint_hashes(tmp_path / "res") == checkpoint_hashes(tmp_path / "again")
     saved = load_trainer_state(tmp_path / "res" / "checkpoints" / "step_0000000512")["workers"]
-    resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
+    resumed = make_trainer(ppo.load_args(None, sets), resume=True)
     assert resumed.global_step == 512 and len(resumed.rollout.saved) == 2
     assert [a["np_rng"] for a in resumed.rollout.saved] == [json.loads(a["np_rng"]) for a in saved]
     resumed.train()
@@ -98,7 +90,7 @@ def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local
 def test_an_exploiter_trains_in_its_own_actor_beside_the_run(local_ray, tmp_path, capsys):
     sets = [f"runs_dir={tmp_path}", "run_name=ex", *GOLDEN, "workers=1", "exploiter_every=2"]
     sets += ["teacher=", "eval_every=0", "total_steps=1024"]
-    trainer = ppo.Trainer(ppo.load_args(None, sets))
+    trainer = make_trainer(ppo.load_args(None, sets))
     learn = trainer._learn
 
     def learn_after_the_exploiter(*a, **k):
@@ -118,7 +110,7 @@ def test_an_exploiter_trains_in_its_own_actor_beside_the_run(local_ray, tmp_path
 def test_more_workers_than_cpus_is_refused_and_writes_nothing(local_ray, tmp_path):
     args = ppo.load_args(None, [f"runs_dir={tmp_path}", "run_name=big", *GOLDEN, "workers=3"])
     with pytest.raises(ValueError, match="workers: 3 is more than the 2 CPUs Ray sees"):
-        ppo.Trainer(args)
+        make_trainer(args)
     assert not (tmp_path / "big").exists()
 
 

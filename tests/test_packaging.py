@@ -92,7 +92,7 @@ GAME_MAY_IMPORT = {"numpy"}  # besides the standard library and liars_env's game
 # liars_train: each module's rank; a module imports only lower ranks or its own folder.
 TRAIN_RANKS = {"config": 0, "stats": 0, "checkpoints": 0, "reports": 0, "league": 1}
 TRAIN_RANKS |= {"evaluation": 2, "ppo": 3, "distributed": 3}
-TRAIN_RANKS |= {"train": 4, "rllib": 4, "tools": 4, "pipeline": 4, "course": 4}
+TRAIN_RANKS |= {"train": 4, "rllib": 4, "tools": 4, "pipeline": 4, "course": 4, "runner": 4}
 
 
 def env_layer(module: str) -> str:
@@ -181,6 +181,7 @@ def test_the_game_layer_needs_only_numpy():
         "liars_train.evaluate",
         "liars_train.exploit",
         "liars_train.train_cli",
+        "liars_train.checkpoints",
     ],
 )
 def test_old_import_paths_still_work_with_a_warning(old):

@@ -4,62 +4,26 @@ With ``workers`` and ``overlap``, the trainer hands each periodic evaluation (th
 win rate against every ``eval_opponents`` entry) to a Ray task with the weights of that
 update, and books the result when it is done, in the order they were asked: the row of
 ``metrics.csv`` carries the update and step it measured, and a new best writes the
-``best`` checkpoint with the weights that were measured. The tasks ask Ray for no CPU
+``best`` checkpoint with the weights that were measured. What a task runs is
+:func:`liars_train.ppo.evaluate.evaluate_weights` (re-exported here); this module is only
+its transport. The tasks ask Ray for no CPU
 of their own (the rollout actors hold one each), so they run beside them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from liars_env.agents.policy import PolicyNet
-from liars_env.batched import BatchedEnv
 from liars_train.distributed.cluster import require_ray
 from liars_train.distributed.league_sync import state_dict_cpu
-from liars_train.evaluation.policy_eval import evaluate_policy
-from liars_train.ppo.settings import Args, game_rules, network_shape
+from liars_train.ppo.evaluate import Evaluation, evaluate_weights
+from liars_train.ppo.settings import Args
 
-
-def evaluate_weights(
-    settings: dict[str, Any], weights: dict[str, torch.Tensor], seed: int
-) -> list[dict[str, Any]]:
-    """The win rates of a policy with ``weights`` against each of ``eval_opponents``.
-
-    Args:
-        settings: The run's settings as a dict (the game, the network, the opponents).
-        weights: The policy's weights.
-        seed: The evaluation's seed (``10_000 + update``, as in one process).
-
-    Returns:
-        One :func:`~liars_train.evaluation.policy_eval.evaluate_policy` result per
-        opponent.
-    """
-    args = Args(**settings)
-    torch.set_num_threads(1)
-    rules = game_rules(args)
-    env = BatchedEnv(rules, num_envs=1, device="cpu", seed=0)
-    shape = network_shape(args, env)
-    policy = PolicyNet(shape, rules)
-    policy.load_state_dict(weights)
-    policy.eval()
-    return [
-        evaluate_policy(policy, rules, opponent, args.eval_games, seed=seed, threads=1)
-        for opponent in args.eval_opponents
-    ]
-
-
-@dataclass
-class Evaluation:
-    """A finished periodic evaluation, and what it measured."""
-
-    update: int
-    step: int
-    weights: dict[str, torch.Tensor]
-    results: list[dict[str, Any]]
+__all__ = ["Evaluation", "RemoteEvaluations", "evaluate_weights"]
 
 
 class RemoteEvaluations:
@@ -91,3 +55,9 @@ class RemoteEvaluations:
             out.append(Evaluation(update, step, weights, self.ray.get(ref)))
             self.pending.pop(0)
         return out
+
+    def close(self) -> None:
+        """Drops the evaluations in flight (a stopped run books none of them)."""
+        for ref, *_ in self.pending:
+            self.ray.cancel(ref)
+        self.pending = []

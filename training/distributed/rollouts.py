@@ -26,6 +26,7 @@ same ``start``/``collect`` as the in-process rollout, so the trainer's loop does
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -222,6 +223,7 @@ class RemoteRollouts:
         self.rates: list[float] = []
         self.mirror = LeagueMirror(league)
         self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+        self.lag = 1 if args.overlap else 0
 
     # ------------------------------------------------------------ the rollout's interface
     def start(self, policy: PolicyNet) -> None:
@@ -261,6 +263,33 @@ class RemoteRollouts:
         pairs = zip(self.shares, self.rates, strict=True)
         rates = " ".join(f"{g}g {r / 1000:.1f}k/s" for g, r in pairs)
         return f"actors: {rates}" + (f" ({self.restarts} restarts)" if self.restarts else "")
+
+    def saved_state(self) -> dict[str, Any]:
+        """Actor 0's games' and league's generators, and every actor's under ``workers``.
+
+        Empty when an actor died since its last collection (it has no state to save;
+        the trainer's own generators are saved then).
+        """
+        actors = self.states() if self.actors else []
+        if not actors or None in actors:
+            return {}
+        out: dict[str, Any] = {
+            "env_generator": actors[0]["env_generator"],
+            "np_rng": actors[0]["np_rng"],
+        }
+        out["workers"] = [{**a, "np_rng": json.dumps(a["np_rng"])} for a in actors]
+        return out
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """The actors of a resumed run start from the generators saved under ``workers``.
+
+        With another number of actors than was saved they start with fresh ones.
+        """
+        saved = state.get("workers", [])
+        if len(saved) != self.args.workers:
+            print(f"workers: {self.args.workers} actors start with fresh generators")
+        else:
+            self.saved = [{**a, "np_rng": json.loads(a["np_rng"])} for a in saved]
 
     def states(self) -> list[dict[str, Any] | None]:
         """Every actor's generator states (waits for a collection in flight).
