@@ -7,7 +7,7 @@ every ``eval_opponents`` entry and :func:`evaluate_weights` the same from plain 
 :class:`~liars_train.ppo.roles.EvaluationService`; :func:`eval_row` turns the results and
 the league's table into a row of ``metrics.csv`` and TensorBoard scalars, and
 :func:`final_table` plays the final table against every bot. (The tournament of
-``liars-eval`` is :mod:`liars_train.evaluation`, a package of its own.)
+``liars-eval`` is ``liars_train.evaluation``, a package of its own.)
 """
 
 from __future__ import annotations
