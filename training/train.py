@@ -103,7 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, CheckpointError) as exc:
         print(f"liars-train: {exc}", file=sys.stderr)
         return 2
-    table = trainer.train()
+    try:
+        table = trainer.train()
+    except KeyboardInterrupt:  # the roles are stopped; the last checkpoint stands
+        print(
+            f"\nliars-train: stopped; continue with liars-train --resume {trainer.run_dir}",
+            file=sys.stderr,
+        )
+        return 130
     if table["rows"]:
         print_final_table(table)
     curve = trainer.run_dir / "learning_curve.png"

@@ -14,6 +14,7 @@ knows whether a role runs here or on Ray. :meth:`Trainer.train` reads top to bot
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -99,6 +100,7 @@ class Trainer:
         )
         self.league = league_for(args, self.env, self.np_rng, self.generator, opponents)
         self.batch_size = args.num_envs * args.num_steps
+        self.seconds: dict[str, float] = {}  # per phase of the loop (time_report)
         self.num_updates = updates_of(args)
         self.counters = checkpoints.Counters()
         roles = InProcess() if roles is None else roles
@@ -161,6 +163,7 @@ class Trainer:
             self.rollout.close()
             bar.close()
             writer.close()
+        tqdm_write(self.time_report())
         self.plot_learning_curve()
         return self.final_evaluation()
 
@@ -168,11 +171,13 @@ class Trainer:
         args, run = self.args, self.counters
         start_time, start_step = time.perf_counter(), run.global_step
         latest_eval = ""
-        self.rollout.start(self.policy)
+        with self._timed("start"):
+            self.rollout.start(self.policy)
         while run.update < self.num_updates:
             # collect: a batch of learner decisions with the weights of now
             teaching = self._teacher_weight()
-            batch = self.rollout.collect(self.policy, args.num_steps, teaching)
+            with self._timed("collect"):
+                batch = self.rollout.collect(self.policy, args.num_steps, teaching)
             run.global_step += batch.size
             run.episode_returns += batch.episode_returns
             # update: GAE and the PPO epochs
@@ -180,7 +185,7 @@ class Trainer:
                 self.optimizer.param_groups[0]["lr"] = linear_schedule(
                     args.learning_rate, 0.0, run.update, self.num_updates
                 )
-            with using_threads(self.learn_threads):
+            with using_threads(self.learn_threads), self._timed("learn"):
                 stats = self._learn(batch, teaching)
             run.update += 1
             # league: a snapshot of the learner joins
@@ -191,18 +196,42 @@ class Trainer:
             self._log_training(writer, stats, sps)
             # exploiters: trained now or beside the run, and joining if they win
             if args.exploiter_every and run.update % args.exploiter_every == 0:
-                self._train_exploiter(writer)
+                with self._timed("exploiters"):
+                    self._train_exploiter(writer)
             # evaluate: win rates against the bots, booked when done (the best checkpoint)
             last = run.update == self.num_updates
-            if args.eval_every and run.update % args.eval_every == 0 or last:
-                self.evaluations.submit(self.policy, run.update, run.global_step)
-            latest_eval = self._book_background(writer, wait=last) or latest_eval
+            with self._timed("evaluations"):
+                if args.eval_every and run.update % args.eval_every == 0 or last:
+                    self.evaluations.submit(self.policy, run.update, run.global_step)
+                latest_eval = self._book_background(writer, wait=last) or latest_eval
             # checkpoint: everything --resume needs
             if run.update % args.checkpoint_every == 0 or last:
-                self._checkpoint()
+                with self._timed("checkpoints"):
+                    self._checkpoint()
+            for phase, seconds in self.seconds.items():
+                writer.add_scalar(f"time/{phase}_seconds", seconds, run.global_step)
             parts = (f"{sps:,.0f} steps/s", self.rollout.describe(), latest_eval)
             bar.set_postfix_str(" ".join(p for p in parts if p), refresh=False)
             bar.update(batch.size)
+
+    @contextlib.contextmanager
+    def _timed(self, phase: str):
+        """Adds the seconds the block takes to ``phase`` (see :meth:`time_report`)."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - began
+
+    def time_report(self) -> str:
+        """Where this process's time went, as one line.
+
+        Seconds spent starting the roles, collecting, learning, on exploiters, on
+        evaluations (the driver's share: playing them in-process, or submitting,
+        booking and waiting for the last) and on checkpoints (TensorBoard: ``time/``).
+        """
+        parts = ", ".join(f"{phase} {seconds:.1f}s" for phase, seconds in self.seconds.items())
+        return f"time: {parts}"
 
     # -------------------------------------------------------------- the roles
     def _learn(self, batch: Batch, teaching: float = 0.0) -> dict[str, float]:
