@@ -142,3 +142,27 @@ def test_workers_without_ray_name_the_extra(monkeypatch):
 def test_the_in_process_trainer_never_imports_ray():
     code = "import sys, liars_train.ppo, liars_train.train; assert 'ray' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _crash(*args, **kwargs):
+    """A task whose worker dies, as one on a node that is lost."""
+    os._exit(1)
+
+
+def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, capsys):
+    from liars_env.agents.policy import PolicyNet
+    from liars_env.batched import BatchedEnv
+    from liars_train.distributed.evaluation import RemoteEvaluations
+    from liars_train.ppo.settings import game_rules, network_shape
+
+    args = ppo.load_args(None, [*GOLDEN, "workers=1", "ray_timeout=60"])
+    rules = game_rules(args)
+    policy = PolicyNet(network_shape(args, BatchedEnv(rules, num_envs=1, seed=0)), rules)
+    evaluations = RemoteEvaluations(args)
+    evaluations.task = ray.remote(num_cpus=0, max_retries=0)(_crash)
+    evaluations.submit(policy, 2, 512)
+    assert evaluations.done(wait=True) == []  # no row: run again once, then skipped
+    out = capsys.readouterr().out
+    assert "evaluation of update 2 lost (" in out and "run again" in out
+    assert "evaluation of update 2 lost again" in out and "skipped" in out
+    assert evaluations.pending == []
