@@ -61,7 +61,7 @@ def another_ray_cluster():
     yield
     for pid in _processes_naming(folder):
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGKILL)  # (Ray's servers outlast a SIGTERM)
 
 
 def _processes_naming(folder: str) -> list[int]:
