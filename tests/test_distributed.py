@@ -166,3 +166,74 @@ def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, c
     assert "evaluation of update 2 lost (" in out and "run again" in out
     assert "evaluation of update 2 lost again" in out and "skipped" in out
     assert evaluations.pending == []
+
+
+def _kill_actor_after(trainer, update: int):
+    """Wraps the trainer's update: after update ``update``, actor 1's process is killed."""
+    learn = trainer._learn
+
+    def learn_then_kill(*a, **k):
+        out = learn(*a, **k)
+        if trainer.update == update - 1:  # (the counter moves on after the update)
+            os.kill(trainer.rollout.pids()[1], signal.SIGKILL)
+        return out
+
+    trainer._learn = learn_then_kill
+
+
+def test_the_same_seed_and_the_same_capacity_changes_write_the_same_checkpoints(
+    local_ray, tmp_path
+):
+    sets = [f"runs_dir={tmp_path}", *GOLDEN, "workers=2", "overlap=false", "exploiter_every=0"]
+    sets += ["teacher=", "eval_every=0", "total_steps=1536"]
+    for name in ("a", "b"):
+        trainer = make_trainer(ppo.load_args(None, [*sets, f"run_name={name}"]))
+        _kill_actor_after(trainer, 2)
+        trainer.train()
+        assert trainer.rollout.restarts == 1 and trainer.rollout.generations == [0, 1]
+    assert checkpoint_hashes(tmp_path / "a") == checkpoint_hashes(tmp_path / "b")
+    calm = make_trainer(ppo.load_args(None, [*sets, "run_name=calm"]))
+    calm.train()  # without the change: other games for share 1 from update 3 on
+    assert checkpoint_hashes(tmp_path / "calm") != checkpoint_hashes(tmp_path / "a")
+
+
+def test_with_no_actor_left_the_driver_plays_and_an_actor_comes_back(
+    local_ray, tmp_path, capsys, monkeypatch
+):
+    from liars_train.distributed import rollouts
+
+    monkeypatch.setattr(rollouts, "REGROW_EVERY_S", 0.0)
+    sets = [f"runs_dir={tmp_path}", "run_name=driver", *GOLDEN, "workers=1", "overlap=false"]
+    sets += ["exploiter_every=0", "teacher=", "eval_every=0", "total_steps=2048"]
+    trainer = make_trainer(ppo.load_args(None, sets))
+    place = trainer.rollout._await_placement
+    refused = []
+
+    def no_room_once(waiting, room=False):  # the replacement finds no CPU, once
+        if trainer.update and not refused:
+            refused.append(True)
+            for actor, _ in waiting.values():
+                ray.kill(actor.handle, no_restart=True)
+            return {}
+        return place(waiting, room)
+
+    monkeypatch.setattr(trainer.rollout, "_await_placement", no_room_once)
+    learn = trainer._learn
+    seen = []
+
+    def learn_and_watch(*a, **k):
+        if trainer.update == 1:
+            os.kill(trainer.rollout.pids()[0], signal.SIGKILL)
+        if trainer.rollout.pending:  # let the actor started again finish its start
+            pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
+            ray.wait(pings, num_returns=len(pings), timeout=120)
+        seen.append((len(trainer.rollout.actors), list(trainer.rollout.local_shares)))
+        return learn(*a, **k)
+
+    trainer._learn = learn_and_watch
+    trainer.train()
+    out = capsys.readouterr().out
+    assert trainer.global_step == 2048  # every update's full decisions
+    assert (0, [0]) in seen and seen[-1] == (1, []), seen
+    assert "shares moved: driver: shares [0] (32 games)" in out
+    assert "rollout actor 0 joined on node" in out and "1 of 1 actors" in out

@@ -123,16 +123,26 @@ class Trainer:
         self.exploiter = roles.exploiter(context)
         # a batch played by the weights of one update before: decoupled PPO's ratio
         self.decoupled = self.rollout.lag > 0 and args.lag_correction == "decoupled"
-        if resume:
-            self._restore()
-        elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
-            if not args.overwrite:
-                raise ValueError(
-                    f"run folder {self.run_dir} already holds checkpoints: continue it with "
-                    f"--resume {self.run_dir}, choose another run_name, or set overwrite=true "
-                    "to delete them and start afresh"
-                )
-            checkpoints.clear_run_outputs(self.run_dir)
+        try:
+            if resume:
+                self._restore()
+            elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
+                if not args.overwrite:
+                    raise ValueError(
+                        f"run folder {self.run_dir} already holds checkpoints: continue it "
+                        f"with --resume {self.run_dir}, choose another run_name, or set "
+                        "overwrite=true to delete them and start afresh"
+                    )
+                checkpoints.clear_run_outputs(self.run_dir)
+        except BaseException:  # the roles started (a Ray, its actors) stop with the error
+            self._close_roles()
+            raise
+
+    def _close_roles(self) -> None:
+        """Stops the roles (the exploiter, the evaluations, the rollout source)."""
+        self.exploiter.close()
+        self.evaluations.close()
+        self.rollout.close()
 
     # The counters, by the names the rest of the project reads them.
     update = property(lambda self: self.counters.update)
@@ -158,9 +168,7 @@ class Trainer:
         try:
             self._loop(writer, bar)
         finally:  # Ctrl-C too: the roles stop, the last checkpoint stays resumable
-            self.exploiter.close()
-            self.evaluations.close()
-            self.rollout.close()
+            self._close_roles()
             bar.close()
             writer.close()
         tqdm_write(self.time_report())
