@@ -39,6 +39,7 @@ from train_throughput import Timing, measure
 
 from liars_train import ppo
 from liars_train.distributed import connect
+from liars_train.runner import make_trainer
 
 
 def rllib_rate(config: str, iterations: int) -> float:
@@ -74,7 +75,7 @@ def quickstart(config: str, workers: int) -> dict:
     with tempfile.TemporaryDirectory() as runs:
         args = ppo.load_args(config, [f"runs_dir={runs}", f"workers={workers}", "progress=false"])
         # the final table is played after the clock stops, without the shipped comparison
-        trainer = ppo.Trainer(dataclasses.replace(args, final_eval_games=0))
+        trainer = make_trainer(dataclasses.replace(args, final_eval_games=0))
         start = time.perf_counter()
         trainer.train()  # to total_steps, its last evaluation booked
         seconds = time.perf_counter() - start

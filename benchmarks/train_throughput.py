@@ -34,6 +34,7 @@ from typing import NamedTuple
 from report import busy_core, print_idle_busy_table
 
 from liars_train import ppo
+from liars_train.runner import make_trainer
 
 
 class Timing(NamedTuple):
@@ -78,7 +79,7 @@ def measure(config: str, sets: list[str], updates: int) -> Timing:
                 *sets,
             ],
         )
-        trainer = ppo.Trainer(args)
+        trainer = make_trainer(args)
         starts: list[float] = []
         ends: list[float] = []
         learn = trainer._learn

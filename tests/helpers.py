@@ -53,3 +53,20 @@ def load_script(path: str, name: str | None = None) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+TINY = [  # a tiny PPO run (the tiny_run fixture of conftest.py)
+    "total_steps=2048",
+    "num_envs=64",
+    "num_steps=8",
+    "num_minibatches=2",
+    "update_epochs=1",
+    "hidden_size=32",
+    "eval_every=2",
+    "eval_games=30",
+    "checkpoint_every=2",
+    "final_eval_games=12",
+    "snapshot_every=1",
+    "progress=false",
+    "torch_threads=1",
+]

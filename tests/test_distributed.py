@@ -12,11 +12,12 @@ import subprocess
 import sys
 
 import pytest
-from test_trainer_golden import GOLDEN, checkpoint_hashes, golden_run
+from test_trainer_golden import GOLDEN, checkpoint_hashes
 
 from liars_env.agents.policy import load_trainer_state
 from liars_train import ppo
 from liars_train.distributed import cluster
+from liars_train.runner import make_trainer
 
 try:
     import ray
@@ -36,20 +37,11 @@ def local_ray():
     ray.shutdown()
 
 
-def test_one_worker_without_overlap_writes_the_in_process_weights(local_ray, tmp_path):
-    """The golden run (league, teacher, magnet, exploiters) on one actor: same hashes."""
-    in_process = checkpoint_hashes(golden_run(tmp_path / "in_process"))
-    run = golden_run(tmp_path, "workers=1", "overlap=false")
-    assert checkpoint_hashes(run) == in_process
-    state = load_trainer_state(run / "checkpoints" / "step_0000001024")
-    assert len(state["workers"]) == 1  # the actor's generators, for --resume
-
-
 def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tmp_path, capsys):
     sets = [f"runs_dir={tmp_path}", "run_name=kill", *GOLDEN, "workers=2"]
     sets += ["exploiter_every=0", "eval_every=0", "teacher=", "total_steps=1536"]
     args = ppo.load_args(None, sets)
-    trainer = ppo.Trainer(args)
+    trainer = make_trainer(args)
     learn = trainer._learn
     killed, updates = [], []
 
@@ -83,12 +75,12 @@ def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tm
 def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local_ray, tmp_path):
     sets = [f"runs_dir={tmp_path}", "run_name=res", *GOLDEN, "workers=2", "exploiter_every=0"]
     sets += ["teacher=", "eval_every=0", "overlap=false"]
-    ppo.Trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
+    make_trainer(ppo.load_args(None, [*sets, "total_steps=512"])).train()
     again = [*sets, "total_steps=512", "run_name=again"]
-    ppo.Trainer(ppo.load_args(None, again)).train()  # a fixed N and seed repeat their run
+    make_trainer(ppo.load_args(None, again)).train()  # a fixed N and seed repeat their run
     assert checkpoint_hashes(tmp_path / "res") == checkpoint_hashes(tmp_path / "again")
     saved = load_trainer_state(tmp_path / "res" / "checkpoints" / "step_0000000512")["workers"]
-    resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
+    resumed = make_trainer(ppo.load_args(None, sets), resume=True)
     assert resumed.global_step == 512 and len(resumed.rollout.saved) == 2
     assert [a["np_rng"] for a in resumed.rollout.saved] == [json.loads(a["np_rng"]) for a in saved]
     resumed.train()
@@ -98,7 +90,7 @@ def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local
 def test_an_exploiter_trains_in_its_own_actor_beside_the_run(local_ray, tmp_path, capsys):
     sets = [f"runs_dir={tmp_path}", "run_name=ex", *GOLDEN, "workers=1", "exploiter_every=2"]
     sets += ["teacher=", "eval_every=0", "total_steps=1024"]
-    trainer = ppo.Trainer(ppo.load_args(None, sets))
+    trainer = make_trainer(ppo.load_args(None, sets))
     learn = trainer._learn
 
     def learn_after_the_exploiter(*a, **k):
@@ -118,7 +110,7 @@ def test_an_exploiter_trains_in_its_own_actor_beside_the_run(local_ray, tmp_path
 def test_more_workers_than_cpus_is_refused_and_writes_nothing(local_ray, tmp_path):
     args = ppo.load_args(None, [f"runs_dir={tmp_path}", "run_name=big", *GOLDEN, "workers=3"])
     with pytest.raises(ValueError, match="workers: 3 is more than the 2 CPUs Ray sees"):
-        ppo.Trainer(args)
+        make_trainer(args)
     assert not (tmp_path / "big").exists()
 
 
@@ -150,3 +142,98 @@ def test_workers_without_ray_name_the_extra(monkeypatch):
 def test_the_in_process_trainer_never_imports_ray():
     code = "import sys, liars_train.ppo, liars_train.train; assert 'ray' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _crash(*args, **kwargs):
+    """A task whose worker dies, as one on a node that is lost."""
+    os._exit(1)
+
+
+def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, capsys):
+    from liars_env.agents.policy import PolicyNet
+    from liars_env.batched import BatchedEnv
+    from liars_train.distributed.evaluation import RemoteEvaluations
+    from liars_train.ppo.settings import game_rules, network_shape
+
+    args = ppo.load_args(None, [*GOLDEN, "workers=1", "ray_timeout=60"])
+    rules = game_rules(args)
+    policy = PolicyNet(network_shape(args, BatchedEnv(rules, num_envs=1, seed=0)), rules)
+    evaluations = RemoteEvaluations(args)
+    evaluations.task = ray.remote(num_cpus=0, max_retries=0)(_crash)
+    evaluations.submit(policy, 2, 512)
+    assert evaluations.done(wait=True) == []  # no row: run again once, then skipped
+    out = capsys.readouterr().out
+    assert "evaluation of update 2 lost (" in out and "run again" in out
+    assert "evaluation of update 2 lost again" in out and "skipped" in out
+    assert evaluations.pending == []
+
+
+def _kill_actor_after(trainer, update: int):
+    """Wraps the trainer's update: after update ``update``, actor 1's process is killed."""
+    learn = trainer._learn
+
+    def learn_then_kill(*a, **k):
+        out = learn(*a, **k)
+        if trainer.update == update - 1:  # (the counter moves on after the update)
+            os.kill(trainer.rollout.pids()[1], signal.SIGKILL)
+        return out
+
+    trainer._learn = learn_then_kill
+
+
+def test_the_same_seed_and_the_same_capacity_changes_write_the_same_checkpoints(
+    local_ray, tmp_path
+):
+    sets = [f"runs_dir={tmp_path}", *GOLDEN, "workers=2", "overlap=false", "exploiter_every=0"]
+    sets += ["teacher=", "eval_every=0", "total_steps=1536"]
+    for name in ("a", "b"):
+        trainer = make_trainer(ppo.load_args(None, [*sets, f"run_name={name}"]))
+        _kill_actor_after(trainer, 2)
+        trainer.train()
+        assert trainer.rollout.restarts == 1 and trainer.rollout.generations == [0, 1]
+    assert checkpoint_hashes(tmp_path / "a") == checkpoint_hashes(tmp_path / "b")
+    calm = make_trainer(ppo.load_args(None, [*sets, "run_name=calm"]))
+    calm.train()  # without the change: other games for share 1 from update 3 on
+    assert checkpoint_hashes(tmp_path / "calm") != checkpoint_hashes(tmp_path / "a")
+
+
+def test_with_no_actor_left_the_driver_plays_and_an_actor_comes_back(
+    local_ray, tmp_path, capsys, monkeypatch
+):
+    from liars_train.distributed import rollouts
+
+    monkeypatch.setattr(rollouts, "REGROW_EVERY_S", 0.0)
+    sets = [f"runs_dir={tmp_path}", "run_name=driver", *GOLDEN, "workers=1", "overlap=false"]
+    sets += ["exploiter_every=0", "teacher=", "eval_every=0", "total_steps=2048"]
+    trainer = make_trainer(ppo.load_args(None, sets))
+    place = trainer.rollout._await_placement
+    refused = []
+
+    def no_room_once(waiting, room=False):  # the replacement finds no CPU, once
+        if trainer.update and not refused:
+            refused.append(True)
+            for actor, _ in waiting.values():
+                ray.kill(actor.handle, no_restart=True)
+            return {}
+        return place(waiting, room)
+
+    monkeypatch.setattr(trainer.rollout, "_await_placement", no_room_once)
+    learn = trainer._learn
+    seen = []
+
+    def learn_and_watch(*a, **k):
+        if trainer.update == 1:
+            os.kill(trainer.rollout.pids()[0], signal.SIGKILL)
+        if trainer.rollout.pending:  # let the actor started again finish its start
+            pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
+            ray.wait(pings, num_returns=len(pings), timeout=120)
+        seen.append((len(trainer.rollout.actors), list(trainer.rollout.local_shares)))
+        return learn(*a, **k)
+
+    trainer._learn = learn_and_watch
+    trainer.train()
+    out = capsys.readouterr().out
+    assert trainer.global_step == 2048  # every update's full decisions
+    assert (0, [0]) in seen and seen[-1] == (1, []), seen
+    assert "shares moved: driver: shares [0] (32 games)" in out
+    assert "rollout actor 0 joined on node" in out and "1 of 1 actors" in out

@@ -196,9 +196,9 @@ def test_exploiters_start_from_the_main_policy_by_default(tmp_path, monkeypatch)
     started = {}
     original = ppo.Trainer.__init__
 
-    def spy(self, args, resume=False, opponents=None, init=None):
-        started["init"], started["shaping"] = init, args.dice_shaping
-        original(self, args, resume, opponents, init)
+    def spy(self, args, roles=None, **kwargs):
+        started["init"], started["shaping"] = kwargs.get("init"), args.dice_shaping
+        original(self, args, roles, **kwargs)
 
     monkeypatch.setattr(ppo.Trainer, "__init__", spy)
     from torch.utils.tensorboard import SummaryWriter

@@ -1,5 +1,8 @@
 """The trainer writes the same weights, bit for bit, as it did before it was split by role.
 
+An extra beside ``tests/test_determinism.py`` (which compares runs on the machine itself
+and so runs everywhere): hashes recorded on a few machines, checked where they exist.
+
 A seeded tiny run with every role at work (the league with bots and snapshots, a teacher
 kickstarting the policy, the EMA magnet and the KL term, dice shaping, one exploiter,
 periodic evaluations) writes its checkpoints; the sha256 of every tensor they hold
@@ -34,6 +37,7 @@ from safetensors.torch import load_file
 
 from liars_env.agents.policy import load_trainer_state
 from liars_train import ppo
+from liars_train.runner import make_trainer
 
 GOLDEN = [
     "total_steps=1024",
@@ -106,7 +110,7 @@ def checkpoint_hashes(run_dir: Path) -> dict[str, str]:
 
 def golden_run(tmp_path: Path, *sets: str) -> Path:
     args = ppo.load_args(None, [f"runs_dir={tmp_path}", "run_name=golden", *GOLDEN, *sets])
-    ppo.Trainer(args).train()
+    make_trainer(args).train()
     return tmp_path / "golden"
 
 

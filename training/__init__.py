@@ -5,11 +5,14 @@ module                      what lives there
 ==========================  ==========================================================
 ``ppo/``                    the masked PPO trainer, one module per role: ``settings``
                             (``Args``), ``loss``, ``rollout``, ``update``, ``exploiters``,
-                            ``checkpoints``, ``trainer`` (the loop)
+                            ``evaluate``, ``checkpoints`` (a run's folders and state),
+                            ``roles`` (the protocols), ``trainer`` (the loop)
+``distributed/``            the same roles on Ray (rollout actors, evaluation tasks, an
+                            exploiter actor)
+``runner``                  picks the roles once (in-process or Ray) and builds the trainer
 ``train``                   ``liars-train``: a run from a YAML config (PPO or RLlib)
 ``config``                  settings from YAML and ``key=value`` items, checked first
 ``league``                  the opponents a learner meets, batched matches
-``checkpoints``             a run's ``step_N`` and ``best`` folders
 ``reports``                 progress bar, ``metrics.csv``, curves, tables
 ``stats``                   intervals of match results
 ``rllib``                   the same env on Ray RLlib (the ``rllib`` extra)
@@ -19,9 +22,10 @@ module                      what lives there
                             ``export`` (ship a checkpoint), ``average`` (weight averages)
 ==========================  ==========================================================
 
-Layers: ``config``/``stats``/``checkpoints``/``reports`` → ``league`` → ``evaluation`` →
-``ppo`` → ``train``, ``rllib``, ``tools`` (``tests/test_packaging.py`` checks it). Old
-module paths (``liars_train.evaluate``, ``liars_train.exploit``, ...) still import, with a
+Layers: ``config``/``stats``/``reports`` → ``league`` → ``evaluation`` → ``ppo`` →
+``distributed`` → ``runner`` → ``train``, ``pipeline``, ``rllib``, ``tools``
+(``tests/test_packaging.py`` checks it). Old module paths (``liars_train.evaluate``,
+``liars_train.exploit``, ``liars_train.checkpoints``, ...) still import, with a
 ``DeprecationWarning``.
 """
 
@@ -37,7 +41,8 @@ MOVED = {
     "liars_train.average": "liars_train.tools.average",
     "liars_train.train_cli": "liars_train.train",
     "liars_train.rllib_backend": "liars_train.rllib",
+    "liars_train.checkpoints": "liars_train.ppo.checkpoints",
 }
-"""Old module path → new module path (0.3.0)."""
+"""Old module path → new module path (0.3.0; ``checkpoints``: 0.4, one home per word)."""
 
 _moved.install(MOVED)

@@ -58,8 +58,8 @@ from pathlib import Path
 from typing import Any
 
 from liars_env.agents.policy import load_policy, write_checkpoint
-from liars_train.checkpoints import step_checkpoints
 from liars_train.config import load_yaml, make_settings, parse_key_values
+from liars_train.ppo.checkpoints import step_checkpoints
 
 KINDS = ("train", "average", "exploit", "from")
 """The kinds of stage, each a key of the stage's mapping."""
@@ -493,6 +493,7 @@ def _write_record(
 
 def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base: Path, log) -> Path:
     from liars_train import ppo
+    from liars_train.runner import make_trainer
     from liars_train.tools.export import export
 
     values = {**settings, **overrides, "runs_dir": str(base), "run_name": stage.name}
@@ -504,7 +505,7 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
     )
     if resume:
         log(f"  resuming {stage.name} from {step_checkpoints(ckpt_dir)[-1].name}")
-    trainer = ppo.Trainer(args, resume=resume)
+    trainer = make_trainer(args, resume=resume)
     if not resume or trainer.update < trainer.num_updates:
         trainer.train()
     if stage.take == "last":

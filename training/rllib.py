@@ -319,22 +319,18 @@ def build_algorithm_config(args: RLlibArgs):
     )
 
 
-def start_ray() -> dict[str, Any]:
-    """Connects to ``RAY_ADDRESS`` if set, else starts a local Ray on 127.0.0.1 only."""
-    import ray
+def start_ray() -> bool:
+    """Starts a local Ray on 127.0.0.1 only, or joins the cluster ``RAY_ADDRESS`` names.
 
-    if ray.is_initialized():
-        return ray.get_runtime_context().__dict__
-    if os.environ.get("RAY_ADDRESS"):
-        return ray.init(address=os.environ["RAY_ADDRESS"], include_dashboard=False)
-    # The environment variable above is read when ray is first imported; if something
-    # imported ray before us, set the flag it became as well (Ray then uses 127.0.0.1 as
-    # the node address and binds its servers there).
-    from ray._private import ray_constants
+    The trainer's rule (:func:`liars_train.distributed.cluster.init_ray`): another Ray
+    running on the machine is never joined unless ``RAY_ADDRESS`` says so.
 
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    return ray.init(include_dashboard=False, num_cpus=os.cpu_count() or 1, log_to_driver=False)
+    Returns:
+        Whether this call started (or joined) Ray; ``False`` if it was running already.
+    """
+    from liars_train.distributed.cluster import init_ray
+
+    return init_ray(what="liars-train --backend rllib")
 
 
 def export_module(module: MaskedPolicyModule, dest: str | Path, **meta: Any) -> Path:
@@ -346,8 +342,22 @@ def export_module(module: MaskedPolicyModule, dest: str | Path, **meta: Any) -> 
 
 
 def train(args: RLlibArgs, progress: bool = True) -> dict[str, Any]:
-    """Trains for ``args.iterations``, saves the RLlib checkpoint and exports ``main``."""
-    start_ray()
+    """Trains for ``args.iterations``, saves the RLlib checkpoint and exports ``main``.
+
+    Ray is started (or joined) by :func:`start_ray` and shut down at the end if this
+    call started it.
+    """
+    started = start_ray()
+    try:
+        return _train(args, progress)
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+
+
+def _train(args: RLlibArgs, progress: bool) -> dict[str, Any]:
     algo = build_algorithm_config(args).build_algo()
     run_dir = Path(args.runs_dir) / args.run_name
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,9 @@ import sys
 
 from liars_env.agents.policy import CheckpointError
 from liars_train.config import load_run_settings, load_settings
-from liars_train.ppo import Args, Trainer
+from liars_train.ppo import Args
 from liars_train.reports import print_final_table
+from liars_train.runner import make_trainer
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,15 +95,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args_ns.resume:
             args = load_run_settings(Args, args_ns.resume, sets)
-            trainer = Trainer(args, resume=True)
+            trainer = make_trainer(args, resume=True)
         else:
             _refuse_pipeline_as_config(args_ns.config)
             args = load_settings(Args, args_ns.config, sets)
-            trainer = Trainer(args)
+            trainer = make_trainer(args)
     except (ValueError, CheckpointError) as exc:
         print(f"liars-train: {exc}", file=sys.stderr)
         return 2
-    table = trainer.train()
+    try:
+        table = trainer.train()
+    except KeyboardInterrupt:  # the roles are stopped; the last checkpoint stands
+        print(
+            f"\nliars-train: stopped; continue with liars-train --resume {trainer.run_dir}",
+            file=sys.stderr,
+        )
+        return 130
     if table["rows"]:
         print_final_table(table)
     curve = trainer.run_dir / "learning_curve.png"

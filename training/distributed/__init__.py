@@ -16,6 +16,8 @@ module              role
                     driver's side: weights through the object store, overlap, restarts)
 ``evaluation``      periodic evaluations as Ray tasks (:class:`RemoteEvaluations`)
 ``exploiters``      an exploiter training in its own actor (:class:`RemoteExploiter`)
+``roles``           :class:`OnRay`: the three as a :class:`~liars_train.ppo.roles.Roles`
+                    (what :func:`liars_train.runner.roles_for` gives ``workers`` > 0)
 ==================  ======================================================================
 
 The actors run the very :class:`~liars_train.ppo.rollout.Rollout` of the in-process
@@ -29,6 +31,7 @@ from liars_train.distributed.cluster import EXTRA, connect, require_ray
 from liars_train.distributed.evaluation import RemoteEvaluations, evaluate_weights
 from liars_train.distributed.exploiters import ExploiterWorker, RemoteExploiter
 from liars_train.distributed.league_sync import Delta, LeagueMirror, apply_delta, merge_results
+from liars_train.distributed.roles import OnRay
 from liars_train.distributed.rollouts import RemoteRollouts, RolloutWorker, actor_seed, shares
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "ExploiterWorker",
     "Delta",
     "LeagueMirror",
+    "OnRay",
     "RemoteEvaluations",
     "RemoteExploiter",
     "RemoteRollouts",

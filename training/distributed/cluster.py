@@ -1,11 +1,14 @@
-"""Ray for the trainer: this machine by default, a cluster when ``RAY_ADDRESS`` names one.
+"""Ray for the project: this machine by default, a cluster when ``RAY_ADDRESS`` names one.
 
-:func:`connect` starts (or joins) Ray and checks that it has the CPUs the rollout actors
-ask for; every failure is a one-line :class:`ValueError` before anything is written.
+:func:`init_ray` is the project's one ``ray.init`` (the trainer, the RLlib backend);
+:func:`connect` starts (or joins) Ray for the trainer and checks that it has the CPUs the
+rollout actors ask for; every failure is a one-line :class:`ValueError` before anything
+is written. See ``docs/cluster.md``.
 
 - **Local** (``RAY_ADDRESS`` unset): a Ray of this process's own, every server bound to
   127.0.0.1, the dashboard and usage statistics off, the machine's CPUs.
-- **A cluster**: on the head, ``ray start --head --node-ip-address=HEAD_IP --port=6379
+- **A cluster** (``RAY_ADDRESS=host:port``, or ``auto`` for the one ``ray start`` began on
+  this machine): on the head, ``ray start --head --node-ip-address=HEAD_IP --port=6379
   --include-dashboard=false``; on every other machine, ``ray start --address=HEAD_IP:6379``;
   then ``RAY_ADDRESS=HEAD_IP:6379 liars-train --config ... --set workers=N`` on the head
   (or any node). The learner, its checkpoints and its logs stay in that process; the
@@ -68,8 +71,56 @@ def _loopback_only() -> None:
     ray_constants.ENABLE_RAY_CLUSTER = False
 
 
+def init_ray(num_cpus: int | None = None, what: str = "Ray") -> bool:
+    """Starts a local Ray of this process's own, or joins the cluster ``RAY_ADDRESS`` names.
+
+    The one place the project calls ``ray.init`` (the trainer's rollout actors, the RLlib
+    backend). Ray joins a cluster only when ``RAY_ADDRESS`` says so: ``host:port`` or
+    ``ray://host:port`` (checked first: a one-line error if nobody answers), or ``auto``
+    (the cluster started on this machine with ``ray start``). Unset, empty or ``local``:
+    a new Ray of this process's own, every server bound to 127.0.0.1, the dashboard and
+    usage statistics off, even when another Ray runs on the machine.
+
+    Args:
+        num_cpus: CPUs of a local Ray (default: the machine's); ignored when joining.
+        what: Who asks, for the messages.
+
+    Returns:
+        Whether this call started or joined Ray (then the caller shuts it down when
+        done); ``False`` if Ray was already initialized in this process.
+
+    Raises:
+        ValueError: ``RAY_ADDRESS`` malformed or unreachable.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if ray.is_initialized():
+        return False
+    address = os.environ.get("RAY_ADDRESS", "").strip()
+    if address and address != "local":
+        if address != "auto":
+            _check_reachable(address)
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        except ConnectionError as exc:
+            raise ValueError(
+                f"{what}: cannot join the Ray cluster at RAY_ADDRESS {address!r} ({exc}); "
+                "unset RAY_ADDRESS to run on this machine"
+            ) from None
+        return True
+    _loopback_only()
+    ray.init(
+        address="local",
+        num_cpus=num_cpus or os.cpu_count() or 1,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    return True
+
+
 def connect(workers: int) -> bool:
-    """Starts or joins Ray for ``workers`` rollout actors of one CPU each.
+    """Starts or joins Ray (:func:`init_ray`) for ``workers`` rollout actors of one CPU each.
 
     Returns:
         Whether this call started Ray (then the trainer shuts it down when done).
@@ -78,23 +129,8 @@ def connect(workers: int) -> bool:
         ValueError: Ray missing, ``RAY_ADDRESS`` unreachable, or fewer CPUs than
             ``workers``.
     """
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray = require_ray(workers)
-    started = False
-    if not ray.is_initialized():
-        address = os.environ.get("RAY_ADDRESS", "")
-        if address and address not in ("auto", "local"):
-            _check_reachable(address)
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
-        else:
-            _loopback_only()
-            ray.init(
-                address="local",
-                num_cpus=os.cpu_count() or 1,
-                include_dashboard=False,
-                log_to_driver=False,
-            )
-        started = True
+    started = init_ray(what=f"workers: {workers}")
     cpus = int(ray.cluster_resources().get("CPU", 0))
     if workers > cpus:
         if started:

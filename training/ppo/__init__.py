@@ -26,20 +26,28 @@ module              role
                     exploiters' settings and promotion match
 ``evaluate``        periodic win rates against the bots, their ``metrics.csv`` rows, the
                     final table
-``checkpoints``     the trainer's state in a checkpoint, its restore, the league's re-sync
+``checkpoints``     a run's ``step_N``/``best`` folders, the trainer's state in them, its
+                    restore, the league's re-sync
+``roles``           the protocols of the loop's roles (:class:`RolloutSource`,
+                    :class:`EvaluationService`, :class:`ExploiterTrainer`) and
+                    :class:`InProcess`, the set that runs them in this process
 ``trainer``         :class:`Trainer`: collect → update → league → evaluate → checkpoint;
                     :func:`train_exploiter` (a Trainer inside the Trainer)
 ==================  ======================================================================
 
 Every role is given what it needs (weights, the league, a generator) as arguments, so
 the same code runs in this process or as a Ray actor (:mod:`liars_train.distributed`).
+Which, is chosen once where the run is built (:mod:`liars_train.runner`); the trainer
+never knows.
 """
 
 from liars_train.ppo import update
 from liars_train.ppo.checkpoints import Counters, follow_league_setting
+from liars_train.ppo.evaluate import Evaluation, LocalEvaluations, evaluate_weights
 from liars_train.ppo.exploiters import (
     BEST_RESPONSE,
     ExploiterResult,
+    LocalExploiter,
     best_response_args,
     exploiter_args,
     judge_exploiter,
@@ -50,6 +58,14 @@ from liars_train.ppo.loss import (
     linear_schedule,
     magnet_weight,
     ppo_loss,
+)
+from liars_train.ppo.roles import (
+    EvaluationService,
+    ExploiterTrainer,
+    InProcess,
+    Roles,
+    RolloutSource,
+    RunContext,
 )
 from liars_train.ppo.rollout import Batch, Rollout
 from liars_train.ppo.settings import (
@@ -75,12 +91,22 @@ __all__ = [
     "Args",
     "Batch",
     "Counters",
+    "Evaluation",
+    "EvaluationService",
     "ExploiterResult",
+    "ExploiterTrainer",
+    "InProcess",
+    "LocalEvaluations",
+    "LocalExploiter",
+    "Roles",
     "Rollout",
+    "RolloutSource",
+    "RunContext",
     "Trainer",
     "advantages",
     "best_response_args",
     "entropy_weight",
+    "evaluate_weights",
     "exploiter_args",
     "follow_ema",
     "follow_league_setting",

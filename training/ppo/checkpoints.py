@@ -1,15 +1,22 @@
-"""What a training run saves and restores: the trainer's state, and the league's re-sync.
+"""A training run's checkpoints: its folders, the trainer's state in them, its restore.
 
-The folder format (``step_N`` rotation, ``best``, atomic writes) is
-:mod:`liars_train.checkpoints`'s; this module says what goes in ``trainer_state.pt``
-(:func:`trainer_state`), how it comes back (:func:`restore_state`), how a resumed run's
-fixed league follows the ``league`` setting of now (:func:`follow_league_setting`), the
-weights a run starts from (:func:`start_from`) and what ``overwrite`` deletes
-(:func:`clear_run_outputs`).
+The one home of a run's checkpoints (``liars_train.checkpoints``, its old path, still
+imports, with a ``DeprecationWarning``). ``runs/<run>/checkpoints/`` holds ``step_N``
+folders (the newest few kept: :func:`save_run_checkpoint`, :func:`step_checkpoints`,
+:func:`load_run_checkpoint`) and ``best``, each written atomically by
+:func:`liars_env.agents.policy.write_checkpoint` (the network as safetensors, the trainer
+state loaded back with ``weights_only=True``). This module says what goes in
+``trainer_state.pt`` (:func:`trainer_state`), how it comes back (:func:`restore_state`), how
+a resumed run's fixed league follows the ``league`` setting of now
+(:func:`follow_league_setting`), the weights a run starts from (:func:`start_from`) and
+what ``overwrite`` deletes (:func:`clear_run_outputs`). The format of one checkpoint
+folder is :mod:`liars_env.agents.policy`'s; the player that plays one (``checkpoint:PATH``)
+is :class:`liars_env.agents.checkpoint.CheckpointAgent`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -19,7 +26,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from liars_env.agents.policy import PolicyNet, RulesMismatchError, load_policy, transfer_weights
+from liars_env.agents.policy import (
+    CheckpointError,
+    PolicyNet,
+    RulesMismatchError,
+    load_policy,
+    load_trainer_state,
+    transfer_weights,
+    write_checkpoint,
+)
 from liars_env.rules import RuleSet
 from liars_train.league import League, member_from_spec
 from liars_train.ppo.settings import Args
@@ -206,3 +221,54 @@ def clear_run_outputs(run_dir: Path) -> None:
         for path in run_dir.glob(pattern):
             path.unlink()
     (run_dir / "learning_curve.png").unlink(missing_ok=True)
+
+
+def step_checkpoints(ckpt_dir: Path) -> list[Path]:
+    """The run's ``step_N`` folders, oldest first (N is zero-padded, so names sort)."""
+    return sorted(p for p in Path(ckpt_dir).glob("step_*") if p.is_dir())
+
+
+def save_run_checkpoint(
+    ckpt_dir: Path,
+    name: str | None,
+    policy: PolicyNet,
+    meta: dict[str, Any],
+    state: dict[str, Any],
+    keep: int,
+) -> Path:
+    """Writes ``ckpt_dir/name`` (default ``step_<meta step>``); keeps the newest ``keep`` steps.
+
+    Returns:
+        The checkpoint folder.
+    """
+    folder = Path(ckpt_dir) / (name or f"step_{int(meta['step']):010d}")
+    path = write_checkpoint(folder, policy, meta, state)
+    if name is None:
+        for old in step_checkpoints(ckpt_dir)[:-keep]:
+            shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def load_run_checkpoint(
+    ckpt_dir: Path, policy: PolicyNet, rules: RuleSet, device: torch.device | str = "cpu"
+) -> tuple[Path, dict[str, Any]]:
+    """Loads the newest ``step_N`` into ``policy``; returns its folder and trainer state.
+
+    Raises:
+        CheckpointError: no checkpoint, other rules or network shape, a corrupt file, or
+            a checkpoint from before league training (it lacks the league).
+    """
+    steps = step_checkpoints(ckpt_dir)
+    if not steps:
+        raise CheckpointError(f"no checkpoint to resume in {ckpt_dir}")
+    path = steps[-1]
+    model, meta = load_policy(path, rules, device=device)
+    if meta["network"] != dataclasses.asdict(policy.shape):
+        raise CheckpointError(f"{path}: network {meta['network']} differs from the config")
+    policy.load_state_dict(model.state_dict())
+    state = load_trainer_state(path)
+    if "league" not in state:
+        raise CheckpointError(
+            f"{path} was saved before league training and cannot be resumed by it"
+        )
+    return path, state

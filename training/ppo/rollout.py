@@ -12,6 +12,7 @@ in the trainer's process or inside a Ray actor (:mod:`liars_train.distributed`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -239,9 +240,19 @@ class Rollout:
         batch.next_obs, batch.next_mask = obs, mask
         return batch
 
+    lag = 0
+    """Each batch is played by the weights of now (the Ray rollouts with overlap: 1)."""
+
     def stats(self) -> dict[str, float]:
         """Figures for TensorBoard beside the update's (none in this process)."""
         return {}
+
+    def saved_state(self) -> dict[str, Any]:
+        """Nothing beside the trainer's own generators (this source plays its games)."""
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Nothing to restore: the trainer puts back its own games' generators."""
 
     def describe(self) -> str:
         """A note for the progress bar (none in this process)."""

@@ -34,7 +34,8 @@ class Args:
     The fields come in groups, in this order:
 
     - **the run**: ``run_name``, ``runs_dir``, ``seed``, ``device``, ``torch_threads``,
-      ``learn_threads``, ``engine_backend``, ``workers``, ``overlap``, ``lag_correction``;
+      ``learn_threads``, ``engine_backend``, ``workers``, ``overlap``, ``lag_correction``,
+      ``placement_timeout``, ``ray_timeout``;
     - **the game**: ``rules``, ``rule_overrides``, ``num_players``;
     - **PPO**: ``total_steps``, ``num_envs``, ``num_steps``, ``learning_rate``,
       ``anneal_lr``, ``gamma``, ``gae_lambda``, ``num_minibatches``, ``update_epochs``,
@@ -96,6 +97,16 @@ class Args:
     the lag; ``none`` takes them against the stored log-probabilities and values of the
     weights that played the batch (a trust region one update behind). Ignored without
     ``overlap``, where the batch is never stale."""
+    placement_timeout: float = 60.0
+    """With ``workers``: seconds a rollout actor may take to be placed (started on a node
+    with a free CPU, and answering). An actor lost with its node that cannot be placed
+    again in this time has its share of the games moved to the actors that are left, or
+    to this process when none is; the run goes on at the lower rate, and actors are
+    started again, up to ``workers``, when capacity comes back."""
+    ray_timeout: float = 600.0
+    """With ``workers``: seconds any other wait on Ray may take (a collection, an
+    evaluation, an actor's generator states) before the work counts as lost: a
+    collection is then played again elsewhere, an evaluation run again or skipped."""
     # ------------------------------------------------------------- the game
     rules: str = "perudo"
     """Preset of the game (see ``liars_env.PRESETS``)."""
@@ -369,6 +380,9 @@ def validate(args: Args) -> None:
             f"num_envs × num_steps ({args.num_envs * args.num_steps}) must divide into "
             f"num_minibatches ({args.num_minibatches})"
         )
+    for name in ("placement_timeout", "ray_timeout"):
+        if not getattr(args, name) > 0:
+            raise ValueError(f"{name} must be > 0 seconds, got {getattr(args, name)!r}")
     if args.workers > args.num_envs:
         raise ValueError(
             f"workers ({args.workers}) must not exceed num_envs ({args.num_envs}): each "

@@ -1,17 +1,23 @@
 """The training loop: collect → update → league → evaluate → checkpoint, to ``total_steps``.
 
 :class:`Trainer` builds a run's pieces from its :class:`~liars_train.ppo.settings.Args` (the
-network, its optimizer, the league, the games) and hands each role what it needs:
-:class:`~liars_train.ppo.rollout.Rollout` collects a batch with the current weights,
-:func:`~liars_train.ppo.update.ppo_update` learns from it, snapshots and
-:mod:`exploiters <liars_train.ppo.exploiters>` join the league, the policy is evaluated
-against the bots, and :mod:`checkpoints <liars_train.ppo.checkpoints>` make the run
-resumable. :meth:`Trainer.train` reads top to bottom.
+network, its optimizer, the league, the games) and takes its roles from a
+:class:`~liars_train.ppo.roles.Roles` chosen once where the run is built
+(:func:`liars_train.runner.roles_for`; in this process by default): a
+:class:`~liars_train.ppo.roles.RolloutSource` collects a batch with the current weights,
+:func:`~liars_train.ppo.update.ppo_update` learns from it, snapshots and exploiters (an
+:class:`~liars_train.ppo.roles.ExploiterTrainer`) join the league, an
+:class:`~liars_train.ppo.roles.EvaluationService` measures the policy against the bots,
+and :mod:`checkpoints <liars_train.ppo.checkpoints>` make the run resumable. The loop never
+knows whether a role runs here or on Ray. :meth:`Trainer.train` reads top to bottom.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
+import functools
 import json
 import random
 import time
@@ -21,19 +27,17 @@ from typing import Any
 import numpy as np
 import torch
 
+import liars_train.ppo.checkpoints as checkpoints
+import liars_train.ppo.evaluate as evaluate
 from liars_env.agents.batched import make_batched_bot
-from liars_env.agents.policy import (
-    PolicyNet,
-    build_meta,
-)
+from liars_env.agents.policy import PolicyNet, build_meta
 from liars_env.batched import BatchedEnv
 from liars_env.batched.threads import using_threads
-from liars_train.checkpoints import load_run_checkpoint, save_run_checkpoint
 from liars_train.league import Member, frozen_copy
-from liars_train.ppo import checkpoints, evaluate
 from liars_train.ppo.exploiters import ExploiterResult, exploiter_args, judge_exploiter
 from liars_train.ppo.loss import entropy_weight, linear_schedule, magnet_weight
-from liars_train.ppo.rollout import Batch, Rollout, league_for
+from liars_train.ppo.roles import InProcess, Roles, RunContext
+from liars_train.ppo.rollout import Batch, league_for
 from liars_train.ppo.settings import Args, game_rules, network_shape, updates_of
 from liars_train.ppo.update import ppo_update
 from liars_train.reports import plot_learning_curve, progress_bar, tqdm_write, write_metrics
@@ -44,6 +48,10 @@ class Trainer:
 
     Args:
         args: The settings.
+        roles: Builds the rollout source, the evaluation service and the exploiter
+            trainer (default :class:`~liars_train.ppo.roles.InProcess`, which refuses
+            ``workers`` > 0: :func:`liars_train.runner.make_trainer` picks the roles
+            the settings ask for).
         resume: Continue from the run's last checkpoint.
         opponents: Extra league members (used for exploiters and ``liars-exploit``:
             the frozen policy they train against).
@@ -54,6 +62,8 @@ class Trainer:
     def __init__(
         self,
         args: Args,
+        roles: Roles | None = None,
+        *,
         resume: bool = False,
         opponents: list[Member] | None = None,
         init: PolicyNet | None = None,
@@ -89,35 +99,50 @@ class Trainer:
             make_batched_bot(self.env, args.teacher, seed=args.seed + 7) if args.teacher else None
         )
         self.league = league_for(args, self.env, self.np_rng, self.generator, opponents)
-        self.rollout = Rollout(
-            self.env, self.league, self.generator, args.dice_shaping, self.teacher
-        )
         self.batch_size = args.num_envs * args.num_steps
+        self.seconds: dict[str, float] = {}  # per phase of the loop (time_report)
         self.num_updates = updates_of(args)
         self.counters = checkpoints.Counters()
-        if args.workers:  # Ray is checked (and started) now, before anything is written
-            from liars_train.distributed import RemoteRollouts
+        roles = InProcess() if roles is None else roles
+        context = RunContext(
+            args=args,
+            rules=self.rules,
+            env=self.env,
+            league=self.league,
+            generator=self.generator,
+            np_rng=self.np_rng,
+            device=self.device,
+            threads=self.threads,
+            teacher=self.teacher,
+            train_exploiter=functools.partial(
+                train_exploiter, args, device=self.device, threads=self.threads
+            ),
+        )
+        self.rollout = roles.rollouts(context)
+        self.evaluations = roles.evaluations(context)
+        self.exploiter = roles.exploiter(context)
+        # a batch played by the weights of one update before: decoupled PPO's ratio
+        self.decoupled = self.rollout.lag > 0 and args.lag_correction == "decoupled"
+        try:
+            if resume:
+                self._restore()
+            elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
+                if not args.overwrite:
+                    raise ValueError(
+                        f"run folder {self.run_dir} already holds checkpoints: continue it "
+                        f"with --resume {self.run_dir}, choose another run_name, or set "
+                        "overwrite=true to delete them and start afresh"
+                    )
+                checkpoints.clear_run_outputs(self.run_dir)
+        except BaseException:  # the roles started (a Ray, its actors) stop with the error
+            self._close_roles()
+            raise
 
-            self.rollout = RemoteRollouts(args, self.league, self.generator, self.device)
-        overlap = bool(args.workers and args.overlap)
-        # with overlap each batch was played by the weights of one update before
-        self.decoupled = overlap and args.lag_correction == "decoupled"
-        self.evaluations = self.exploiter = None
-        if overlap:  # beside training (without overlap: in order)
-            from liars_train.distributed import RemoteEvaluations, RemoteExploiter
-
-            self.evaluations = RemoteEvaluations(args)
-            self.exploiter = RemoteExploiter(args) if args.exploiter_every else None
-        if resume:
-            self._restore()
-        elif self.ckpt_dir.is_dir() and any(self.ckpt_dir.iterdir()):
-            if not args.overwrite:
-                raise ValueError(
-                    f"run folder {self.run_dir} already holds checkpoints: continue it with "
-                    f"--resume {self.run_dir}, choose another run_name, or set overwrite=true "
-                    "to delete them and start afresh"
-                )
-            checkpoints.clear_run_outputs(self.run_dir)
+    def _close_roles(self) -> None:
+        """Stops the roles (the exploiter, the evaluations, the rollout source)."""
+        self.exploiter.close()
+        self.evaluations.close()
+        self.rollout.close()
 
     # The counters, by the names the rest of the project reads them.
     update = property(lambda self: self.counters.update)
@@ -142,12 +167,11 @@ class Trainer:
         bar = progress_bar(args.progress, self.num_updates * self.batch_size, run.global_step)
         try:
             self._loop(writer, bar)
-        finally:  # Ctrl-C too: the actors stop, the last checkpoint stays resumable
-            if self.exploiter is not None:
-                self.exploiter.close()
-            self.rollout.close()
+        finally:  # Ctrl-C too: the roles stop, the last checkpoint stays resumable
+            self._close_roles()
             bar.close()
             writer.close()
+        tqdm_write(self.time_report())
         self.plot_learning_curve()
         return self.final_evaluation()
 
@@ -155,11 +179,13 @@ class Trainer:
         args, run = self.args, self.counters
         start_time, start_step = time.perf_counter(), run.global_step
         latest_eval = ""
-        self.rollout.start(self.policy)
+        with self._timed("start"):
+            self.rollout.start(self.policy)
         while run.update < self.num_updates:
             # collect: a batch of learner decisions with the weights of now
             teaching = self._teacher_weight()
-            batch = self.rollout.collect(self.policy, args.num_steps, teaching)
+            with self._timed("collect"):
+                batch = self.rollout.collect(self.policy, args.num_steps, teaching)
             run.global_step += batch.size
             run.episode_returns += batch.episode_returns
             # update: GAE and the PPO epochs
@@ -167,7 +193,7 @@ class Trainer:
                 self.optimizer.param_groups[0]["lr"] = linear_schedule(
                     args.learning_rate, 0.0, run.update, self.num_updates
                 )
-            with using_threads(self.learn_threads):
+            with using_threads(self.learn_threads), self._timed("learn"):
                 stats = self._learn(batch, teaching)
             run.update += 1
             # league: a snapshot of the learner joins
@@ -176,23 +202,44 @@ class Trainer:
                 self.league.add(Member(name, "snapshot", net=frozen_copy(self.policy)))
             sps = (run.global_step - start_step) / (time.perf_counter() - start_time)
             self._log_training(writer, stats, sps)
-            # exploiters: trained here, or beside the run on Ray, and joining if they win
+            # exploiters: trained now or beside the run, and joining if they win
             if args.exploiter_every and run.update % args.exploiter_every == 0:
-                self._train_exploiter(writer)
-            # evaluate: win rates against the bots (and the best checkpoint)
+                with self._timed("exploiters"):
+                    self._train_exploiter(writer)
+            # evaluate: win rates against the bots, booked when done (the best checkpoint)
             last = run.update == self.num_updates
-            if args.eval_every and run.update % args.eval_every == 0 or last:
-                if self.evaluations is None:
-                    latest_eval = self._periodic_eval(writer)
-                else:  # a Ray task, booked when done (all of them by the last checkpoint)
+            with self._timed("evaluations"):
+                if args.eval_every and run.update % args.eval_every == 0 or last:
                     self.evaluations.submit(self.policy, run.update, run.global_step)
-            latest_eval = self._book_background(writer, wait=last) or latest_eval
+                latest_eval = self._book_background(writer, wait=last) or latest_eval
             # checkpoint: everything --resume needs
             if run.update % args.checkpoint_every == 0 or last:
-                self._checkpoint()
+                with self._timed("checkpoints"):
+                    self._checkpoint()
+            for phase, seconds in self.seconds.items():
+                writer.add_scalar(f"time/{phase}_seconds", seconds, run.global_step)
             parts = (self.rollout.describe(), latest_eval)  # the bar shows the one rate
             bar.set_postfix_str(" ".join(p for p in parts if p), refresh=False)
             bar.update(batch.size)
+
+    @contextlib.contextmanager
+    def _timed(self, phase: str):
+        """Adds the seconds the block takes to ``phase`` (see :meth:`time_report`)."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - began
+
+    def time_report(self) -> str:
+        """Where this process's time went, as one line.
+
+        Seconds spent starting the roles, collecting, learning, on exploiters, on
+        evaluations (the driver's share: playing them in-process, or submitting,
+        booking and waiting for the last) and on checkpoints (TensorBoard: ``time/``).
+        """
+        parts = ", ".join(f"{phase} {seconds:.1f}s" for phase, seconds in self.seconds.items())
+        return f"time: {parts}"
 
     # -------------------------------------------------------------- the roles
     def _learn(self, batch: Batch, teaching: float = 0.0) -> dict[str, float]:
@@ -225,31 +272,26 @@ class Trainer:
         ``runs/<run>/exploiters/<k>``; its result is logged under ``league/``.
         """
         run = self.counters
-        k = run.exploiters
-        if self.exploiter is not None:  # its own Ray actor; booked by _book_background
-            if not self.exploiter.busy:
-                run.exploiters += 1
-                self.exploiter.start(k, self.policy, run.global_step)
-                tqdm_write(f"exploiter {k}: training beside the main run")
-            return {}
-        run.exploiters += 1
-        done = train_exploiter(
-            self.args, k, self.policy, run.global_step, self.device, self.threads
-        )
-        self._exploiter_done(writer, done)
-        return done.match
+        if not self.exploiter.busy:  # one at a time
+            run.exploiters += 1
+            self.exploiter.start(run.exploiters - 1, self.policy, run.global_step)
+        match: dict[str, Any] = {}
+        for done in self.exploiter.done(self.policy):  # (one trained beside: later)
+            self._exploiter_done(writer, done)
+            match = done.match
+        return match
 
     def _book_background(self, writer, wait: bool = False) -> str:
-        """Books the Ray tasks that finished: evaluations, an exploiter (``wait``: all evaluations).
+        """Books the evaluations and the exploiter that finished (``wait``: all evaluations).
 
         Returns:
             The last evaluation's line for the progress bar (empty if none finished).
         """
         line = ""
-        for done in self.evaluations.done(wait) if self.evaluations else []:
+        for done in self.evaluations.done(wait):
             line = self._book_eval(writer, done.results, done.update, done.step)
             self._best_checkpoint(done.results, done.weights, done.update, done.step)
-        for done in self.exploiter.done(self.policy) if self.exploiter else []:
+        for done in self.exploiter.done(self.policy):
             self._exploiter_done(writer, done)
         return line
 
@@ -286,17 +328,6 @@ class Trainer:
         for key, value in stats.items():
             writer.add_scalar(f"train/{key}", value, self.counters.global_step)
 
-    def _periodic_eval(self, writer) -> str:
-        """Win rates against ``eval_opponents``, the league's table; the ``best`` checkpoint."""
-        run = self.counters
-        results = evaluate.win_rates(self.policy, self.rules, self.args, run.update, self.threads)
-        line = self._book_eval(writer, results, run.update, run.global_step)
-        rates = [r["win_rate"] for r in results]
-        if rates and float(np.mean(rates)) > run.best_win_rate:
-            run.best_win_rate = float(np.mean(rates))
-            self._checkpoint(name="best")
-        return line
-
     def _book_eval(self, writer, results: list[dict], update: int, step: int) -> str:
         """Logs an evaluation of update ``update`` and the league's table; a line for the bar."""
         row, line = evaluate.eval_row(writer, results, self.args, self.league, update, step)
@@ -305,12 +336,12 @@ class Trainer:
         return line
 
     def _best_checkpoint(self, results: list[dict], weights: dict, update: int, step: int):
-        """Writes ``best`` with the weights an evaluation (a Ray task's) measured, if best."""
+        """Writes ``best`` with the weights an evaluation measured, if they are the best."""
         rates = [r["win_rate"] for r in results]
         if not rates or float(np.mean(rates)) <= self.counters.best_win_rate:
             return
         self.counters.best_win_rate = float(np.mean(rates))
-        measured = frozen_copy(self.policy)
+        measured = copy.deepcopy(self.policy)  # (draws nothing from torch's generator)
         measured.load_state_dict(weights)
         self._checkpoint(name="best", policy=measured, step=step, update=update)
 
@@ -334,18 +365,16 @@ class Trainer:
     def _generator_states(self) -> dict[str, Any]:
         """The generators the run owns, for ``trainer_state.pt``.
 
-        With ``workers``, the games' and the league's generators are actor 0's (as in a
-        run of one process), and ``workers`` holds every actor's.
+        The rollout source's (:meth:`~liars_train.ppo.roles.RolloutSource.saved_state`)
+        win over the driver's: on Ray, the games' and the league's generators are
+        actor 0's (as in a run of one process), and ``workers`` holds every actor's.
         """
         states = {
             "generator": self.generator.get_state(),
             "env_generator": self.env.generator.get_state(),
             "np_rng": self.np_rng.bit_generator.state,
         }
-        actors = self.rollout.states() if self.args.workers and self.rollout.actors else []
-        if actors and None not in actors:  # (an actor that died has no state to save)
-            states.update(env_generator=actors[0]["env_generator"], np_rng=actors[0]["np_rng"])
-            states["workers"] = [{**a, "np_rng": json.dumps(a["np_rng"])} for a in actors]
+        states.update(self.rollout.saved_state())
         return states
 
     def _checkpoint(
@@ -375,13 +404,15 @@ class Trainer:
             run, self.optimizer, self.league, self._generator_states(), self.magnet_net
         )
         policy = self.policy if policy is None else policy
-        return save_run_checkpoint(
+        return checkpoints.save_run_checkpoint(
             self.ckpt_dir, name, policy, meta, state, keep=self.args.keep_checkpoints
         )
 
     def _restore(self) -> None:
         """Continues from the newest ``step_N`` checkpoint (network, optimizer, league, RNGs)."""
-        path, state = load_run_checkpoint(self.ckpt_dir, self.policy, self.rules, self.device)
+        path, state = checkpoints.load_run_checkpoint(
+            self.ckpt_dir, self.policy, self.rules, self.device
+        )
         self.counters = checkpoints.restore_state(
             state, self.optimizer, self.league, self.policy, self.magnet_net, list(self.args.league)
         )
@@ -395,12 +426,7 @@ class Trainer:
         self.generator.set_state(state["generator"])
         self.env.generator.set_state(state["env_generator"])
         self.np_rng.bit_generator.state = checkpoints.numpy_state(state)
-        if self.args.workers:
-            saved = state.get("workers", [])
-            if len(saved) != self.args.workers:
-                print(f"workers: {self.args.workers} actors start with fresh generators")
-            else:
-                self.rollout.saved = [{**a, "np_rng": json.loads(a["np_rng"])} for a in saved]
+        self.rollout.restore(state)
 
 
 def train_exploiter(
@@ -426,6 +452,6 @@ def train_exploiter(
     """
     opponent = Member(f"main@{step}", "checkpoint", net=frozen_copy(main))
     init = main if args.exploiter_init == "main" else None
-    exploiter = Trainer(exploiter_args(args, k), opponents=[opponent], init=init)
+    exploiter = Trainer(exploiter_args(args, k), InProcess(), opponents=[opponent], init=init)
     exploiter.train()
     return judge_exploiter(args, k, exploiter.policy, opponent, device, threads)

@@ -1,0 +1,76 @@
+"""Fixtures shared by the training tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from helpers import TINY
+
+from liars_train import train as train_cli
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """A tiny run of ``liars-train`` (``helpers.TINY``), trained once per session."""
+    runs = tmp_path_factory.mktemp("runs")
+    code = train_cli.main(
+        [
+            "--set",
+            f"runs_dir={runs}",
+            "--set",
+            "run_name=tiny",
+            *[x for item in TINY for x in ("--set", item)],
+        ]
+    )
+    assert code == 0
+    return runs / "tiny"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def another_ray_cluster():
+    """With ``LIARS_TEST_OTHER_RAY=1``: the whole suite runs beside another Ray cluster.
+
+    A head started with ``ray start`` in the session's Ray temp folder (``RAY_TMPDIR``,
+    set for the whole session), as a user's own Ray would be: a bare ``ray.init()`` in
+    the tests joins it; every Ray the project starts must start its own instead
+    (``tests/test_ray_processes.py`` checks the same on its own, always). Stopped at the
+    end by the ids of the processes that name that folder, never with ``ray stop``
+    (which would end every Ray on the machine).
+    """
+    if os.environ.get("LIARS_TEST_OTHER_RAY") != "1":
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="lo", dir="/tmp")
+    os.environ["RAY_TMPDIR"] = folder
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ray_cli = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+    start = [*ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}"]
+    start += ["--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats"]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    subprocess.run(start, env=env, check=True, capture_output=True, timeout=300)
+    yield
+    for pid in _processes_naming(folder):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)  # (Ray's servers outlast a SIGTERM)
+
+
+def _processes_naming(folder: str) -> list[int]:
+    """Process ids whose command line names ``folder``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if folder in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                out.append(int(proc.name))
+    return out
