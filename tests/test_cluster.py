@@ -35,7 +35,7 @@ NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "object_store_memory": 80
 def nodes():
     """A head and one worker node of one CPU each, on 127.0.0.1; the driver joined."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray_cluster._loopback_only()
+    ray_cluster.loopback_only()
     head = {**NODE, "include_dashboard": False, "_system_config": FAST_HEALTH}
     local = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
     local.add_node(**NODE)

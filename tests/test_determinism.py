@@ -48,7 +48,7 @@ def test_one_worker_without_overlap_writes_the_in_process_checkpoints(in_process
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     started = not ray.is_initialized()
     if started:
-        cluster._loopback_only()
+        cluster.loopback_only()
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         run = golden_run(tmp_path, "workers=1", "overlap=false")

@@ -30,7 +30,7 @@ def local_ray():
     if ray is None:
         pytest.skip("needs the ray extra")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    cluster._loopback_only()  # as the trainer's own local Ray: 127.0.0.1 only
+    cluster.loopback_only()  # as the trainer's own local Ray: 127.0.0.1 only
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     assert ray.nodes()[0]["NodeManagerAddress"] == "127.0.0.1"
     yield

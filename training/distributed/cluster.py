@@ -57,7 +57,7 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
-def _loopback_only() -> None:
+def loopback_only() -> None:
     """Makes a local Ray bind its servers to 127.0.0.1 only.
 
     Ray reads ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` when it is first imported; with it
@@ -109,7 +109,7 @@ def init_ray(num_cpus: int | None = None, what: str = "Ray") -> bool:
                 "unset RAY_ADDRESS to run on this machine"
             ) from None
         return True
-    _loopback_only()
+    loopback_only()
     ray.init(
         address="local",
         num_cpus=num_cpus or os.cpu_count() or 1,
