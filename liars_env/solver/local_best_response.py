@@ -197,10 +197,11 @@ class LocalBestResponse:
         key = (dice, palifico)
         if key not in self._matches:
             faces = self.rules.faces
+            face = range(1, faces + 1)
             die = np.array(
                 [
-                    [counts_as_match(self.rules, d, f, palifico=palifico) for f in range(1, faces + 1)]
-                    for d in range(1, faces + 1)
+                    [counts_as_match(self.rules, d, f, palifico=palifico) for f in face]
+                    for d in face
                 ],
                 dtype=np.int64,
             )
@@ -293,7 +294,7 @@ class LocalBestResponse:
         bid of LBR, ``("challenge", False)`` LBR challenging the agent's bid, and the
         same with ``"exact"`` where the rules have an exact call.
         """
-        me, other = view.seat, 1 - view.seat
+        other = 1 - view.seat
         m_agent = self.matches(view.dice_left[other], view.palifico)  # (H, F)
         faces = self.rules.faces
         own = np.array(
@@ -547,7 +548,9 @@ def local_best_response(
         win_ci95=(lo, hi),
         payoff=2.0 * total / games - 1.0,
         ci95=(2.0 * lo - 1.0, 2.0 * hi - 1.0),
-        seat_payoff=tuple(2.0 * w / n - 1.0 if n else float("nan") for w, n in zip(wins, played)),
+        seat_payoff=tuple(
+            2.0 * w / n - 1.0 if n else float("nan") for w, n in zip(wins, played, strict=True)
+        ),
         decisions=decisions,
         queries=lbr.queries,
         seconds=time.perf_counter() - t0,
