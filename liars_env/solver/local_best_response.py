@@ -39,6 +39,7 @@ query helpers and numpy only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -50,7 +51,6 @@ import numpy as np
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, PlayerView, view_of
 from liars_env.rules import RuleSet, counts_as_match, dice_lost, settle_call
-from liars_env.solver.exploitability import _batch_probabilities
 from liars_env.solver.graph import hands_of
 
 RESPONSES = ("call", "policy")
@@ -215,28 +215,63 @@ class LocalBestResponse:
         ``state`` is a position where the agent, in ``seat``, is to act; its own dice
         are replaced by each hand of its dice count in turn. Kept for the round.
         """
-        self._new_round(state)
-        key = (seat, tuple(state.bids))
-        if key not in self._tables:
-            hands = self.hands(state.dice_left[seat])[0]
-            views = []
-            for hand in hands:
-                dice = [list(d) for d in state.dice]
-                dice[seat] = list(hand)
-                held = GameState(
-                    dice=dice,
-                    dice_left=list(state.dice_left),
-                    current_player=seat,
-                    opener=state.opener,
-                    bids=list(state.bids),
-                    palifico=state.palifico,
-                    had_palifico=list(state.had_palifico),
-                    last_reveal=state.last_reveal,
-                )
-                views.append(view_of(self.game, self.layout, held, seat))
-            self._tables[key] = np.stack(_batch_probabilities(self.agent, views))
+        return self.agent_tables([state], seat)[0]
+
+    def agent_tables(self, states: list[GameState], seat: int) -> list[np.ndarray]:
+        """:meth:`agent_table` of several positions of one round, in one query of the agent.
+
+        Raises:
+            ValueError: if the agent's answers are not distributions over the legal
+                actions, naming the agent.
+        """
+        self._new_round(states[0])
+        keys = [(seat, tuple(state.bids)) for state in states]
+        todo = {k: s for k, s in zip(keys, states, strict=True) if k not in self._tables}
+        if todo:
+            hands = self.hands(states[0].dice_left[seat])[0]
+            views, masks = [], []
+            for state in todo.values():
+                held = state.clone() if state.current_player != seat else state
+                held.current_player = seat
+                base = view_of(self.game, self.layout, held, seat)
+                views += [dataclasses.replace(base, dice=hand) for hand in hands]
+                masks.append(base.mask > 0)
+            probs = self._ask(views, np.repeat(np.stack(masks), len(hands), axis=0))
+            for k, block in zip(todo, np.split(probs, len(todo)), strict=True):
+                self._tables[k] = block
             self.queries += len(views)
-        return self._tables[key]
+        return [self._tables[k] for k in keys]
+
+    def _ask(self, views: list[PlayerView], mask: np.ndarray) -> np.ndarray:
+        """The agent's distributions at ``views`` as ``(views, actions)``, checked."""
+        agent = self.agent
+        if hasattr(agent, "action_probabilities_batch"):
+            probs = np.asarray(agent.action_probabilities_batch(views), dtype=np.float64)
+        else:
+            probs = np.stack(
+                [
+                    np.asarray(agent.action_probabilities(v), dtype=np.float64).reshape(-1)
+                    for v in views
+                ]
+            )
+        name = getattr(agent, "name", type(agent).__name__)
+        if probs.shape != mask.shape or (probs < -1e-9).any():
+            raise ValueError(
+                f"agent {name!r} gave action probabilities of shape {probs.shape} with minimum "
+                f"{probs.min():.3g}; expected {mask.shape} non-negative numbers (one row per view)"
+            )
+        illegal = np.where(mask, 0.0, probs).sum(axis=1)
+        total = probs.sum(axis=1)
+        bad = np.flatnonzero((illegal > 1e-6) | (np.abs(total - 1.0) > 1e-4))
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(
+                f"agent {name!r} gave probabilities summing to {total[i]:.6f} with "
+                f"{illegal[i]:.3g} on illegal actions at {views[i]!r}; expected a "
+                "distribution over the legal actions"
+            )
+        probs = np.where(mask, np.maximum(probs, 0.0), 0.0)
+        return probs / probs.sum(axis=1, keepdims=True)
 
     def agent_range(self, view: PlayerView) -> np.ndarray:
         """The agent's hands' probabilities given its bids this round (LBR's view)."""
@@ -359,43 +394,68 @@ class LocalBestResponse:
         if self.candidates is not None and len(bids) > self.candidates:
             order = np.argsort(-called, kind="stable")[: self.candidates]
             bids = np.sort(bids[order])
+        me, other = view.seat, 1 - view.seat
+        states = []
         for b in bids:
-            out[b] = self._answered_value(view, int(b), r, settle)
+            state = _position(view, len(view.bids))
+            state.bids.append((me, *codec.decode_bid(int(b))))
+            state.current_player = other
+            states.append(state)
+        tables = self.agent_tables(states, other)
+        answers = self._answer_masks(view)
+        for b, table in zip(bids, tables, strict=True):
+            out[b] = self._answered_value(int(b), table, r, settle, answers)
         return out
 
-    def _answered_value(self, view: PlayerView, bid: int, r: np.ndarray, settle) -> float:
-        """The value of ``bid`` when the agent answers by its policy (``"policy"``)."""
+    def _answer_masks(self, view: PlayerView) -> np.ndarray:
+        """``legal[bid, action]``: LBR's legal actions after the agent bids ``bid``."""
+        key = ("answers", view.seat)
+        if key not in self._tables:
+            codec = self.codec
+            state = _position(view, 0)
+            rows = []
+            for b in range(codec.num_bids):
+                state.bids = [(1 - view.seat, *codec.decode_bid(b))]
+                state.current_player = view.seat
+                rows.append(self.game.legal_mask(state) > 0)
+            self._tables[key] = np.stack(rows)
+        return self._tables[key]
+
+    def _answered_value(
+        self,
+        bid: int,
+        table: np.ndarray,
+        r: np.ndarray,
+        settle: dict[tuple[str, bool], np.ndarray],
+        answers: np.ndarray,
+    ) -> float:
+        """The value of ``bid`` when the agent answers by its policy (``"policy"``).
+
+        Args:
+            bid: LBR's bid.
+            table: The agent's ``P[hand, action]`` after it.
+            r: The agent's range before it.
+            settle: :meth:`_settle_tables`.
+            answers: :meth:`_answer_masks`.
+        """
         codec = self.codec
-        me, other = view.seat, 1 - view.seat
-        state = _position(view, len(view.bids))
-        state.bids.append((me, *codec.decode_bid(bid)))
-        state.current_player = other
-        table = self.agent_table(state, other)  # (H, A)
-        value = 0.0
-        for call, a in (("challenge", codec.challenge), ("exact", codec.exact)):
-            if a is not None and (call, True) in settle:
-                value += float((r * table[:, a]) @ settle[call, True][bid])
         nb = codec.num_bids
-        w = r[:, None] * table[:, :nb]  # (H, raises): the range that each raise leaves
+        calls = [("challenge", codec.challenge)]
+        if codec.exact is not None:
+            calls.append(("exact", codec.exact))
+        value = sum(float((r * table[:, a]) @ settle[call, True][bid]) for call, a in calls)
+        w = r[:, None] * table[:, :nb]  # (H, bids): each raise's share of the range
         raised = np.flatnonzero(w.sum(axis=0) > 0)
         if not len(raised):
             return value
-        # LBR's values, by the "call" rule, of each of its answers to each raise
-        bid_vals = settle["challenge", True] @ w[:, raised]  # (LBR bids, raises)
-        for k, b2 in enumerate(raised):
-            after = _position(view, len(view.bids))
-            after.bids += [(me, *codec.decode_bid(bid)), (other, *codec.decode_bid(int(b2)))]
-            after.current_player = me
-            mask = self.game.legal_mask(after) > 0
-            best = -np.inf
-            for call, a in (("challenge", codec.challenge), ("exact", codec.exact)):
-                if a is not None and mask[a] and (call, False) in settle:
-                    best = max(best, float(settle[call, False][b2] @ w[:, b2]))
-            ok = mask[:nb]
-            if ok.any():
-                best = max(best, float(bid_vals[ok, k].max()))
-            value += best
-        return value
+        w = w[:, raised]
+        # LBR's answers to each raise, valued by the "call" rule against what it leaves
+        answer = np.full((codec.num_actions, len(raised)), -np.inf)
+        answer[:nb] = settle["challenge", True] @ w
+        for call, a in calls:
+            answer[a] = (settle[call, False][raised] * w.T).sum(axis=1)
+        answer = np.where(answers[raised].T, answer, -np.inf)
+        return value + float(answer.max(axis=0).sum())
 
 
 def _position(view: PlayerView, t: int) -> GameState:
