@@ -2,7 +2,8 @@
 
 The key check is exact, not sampled: LBR is a deterministic strategy, so its expected
 payoff against an agent is computed on the solver's round trees (both players' tables
-read at every information state) and compared with the exact best response's. The
+read at every information state: :func:`exact_lbr_value`) and compared with the exact
+best response's. The
 played measurement is then checked against that exact value.
 """
 
@@ -17,12 +18,11 @@ from liars_env.agents import make_agent
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, view_of
 from liars_env.rules import RuleSet
-from liars_env.solver import exploit, round_states
-from liars_env.solver.cfr import _traverse
-from liars_env.solver.exploitability import AgentTables, agent_probabilities
-from liars_env.solver.graph import _components
+from liars_env.solver import exploit
+from liars_env.solver.exploitability import agent_probabilities
 from liars_env.solver.local_best_response import (
     LocalBestResponse,
+    exact_lbr_value,
     local_best_response,
     race_value,
     wilson,
@@ -31,49 +31,6 @@ from liars_env.solver.local_best_response import (
 
 def perudo(dice: int, faces: int, preset: str = "perudo") -> RuleSet:
     return RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=faces)
-
-
-def exact_lbr_value(agent, rules: RuleSet, **settings) -> float:
-    """LBR's exact expected payoff against ``agent``, averaged over both seats.
-
-    Both players' tables are read at every information state of every round (as the
-    exact exploitability reads the agent's); each round state is valued for LBR when it
-    opens and when the agent opens, from the last rounds back.
-    """
-    start, trees = round_states(rules)
-    per_seat = []
-    for lbr_seat in (0, 1):
-        lbr = LocalBestResponse(agent, rules, **settings)
-        tables = (
-            AgentTables(trees, lbr, lbr_seat, start),
-            AgentTables(trees, agent, 1 - lbr_seat, start),
-        )
-        value: dict = {}  # (key, lbr_role) → LBR's expected return from that round
-        for comp in _components(trees):
-            assert len(comp) == 1, "repeating rounds (calza) are not handled here"
-            key = comp[0]
-            tree = trees[key]
-            for role in (0, 1):  # LBR's role in this round
-
-                def payoff(kind, k, role=role, value=value):
-                    if kind == "end":
-                        return 1.0 if k == role else -1.0
-                    lbr_opens = (kind == "same") == (role == 0)
-                    return value[k, 0 if lbr_opens else 1]
-
-                m = tree.payoffs(payoff)
-                lbr_t, agent_t = tables[0](key, role), tables[1](key, 1 - role)
-                sigma = [
-                    lbr_t[d] if dep.actor == role else agent_t[d]
-                    for d, dep in enumerate(tree.depths)
-                ]
-                v = _traverse(tree, sigma, (m, m), roles=(role,))[role]
-                value[key, role] = float(tree.probs[role] @ v)
-        if rules.first_opener == "player_0":
-            per_seat.append(value[start, 0 if lbr_seat == 0 else 1])
-        else:
-            per_seat.append(0.5 * (value[start, 0] + value[start, 1]))
-    return 0.5 * (per_seat[0] + per_seat[1])
 
 
 @pytest.mark.parametrize("response", ["call", "policy"])
@@ -251,3 +208,9 @@ def test_the_cli_measures_lbr(tmp_path, capsys):
     assert "2-player game" in capsys.readouterr().err
     assert main(["--target", "bold", "--rule", "faces=3", "--out", str(out)]) == 2
     assert "--rule needs --method lbr" in capsys.readouterr().err
+
+
+def test_the_exact_value_refuses_repeating_rounds():
+    rules = perudo(1, 3, "perudo_calza")
+    with pytest.raises(ValueError, match="rounds that do not repeat, got exact_call='calza'"):
+        exact_lbr_value(make_agent("bold", rules), rules)

@@ -90,6 +90,7 @@ from liars_env.solver.graph import (
 from liars_env.solver.local_best_response import (
     LocalBestResponse,
     LocalBestResponseResult,
+    exact_lbr_value,
     local_best_response,
 )
 from liars_env.solver.lp import LP_MAX_CELLS, solve_round_lp
@@ -119,6 +120,7 @@ __all__ = [
     "cached_solution",
     "check_supported",
     "describe_rules",
+    "exact_lbr_value",
     "exploit",
     "exploit_sampled",
     "hands_of",

@@ -51,7 +51,9 @@ import numpy as np
 from liars_env.engine import GameState, LiarsDiceGame
 from liars_env.observation import ObservationLayout, PlayerView, view_of
 from liars_env.rules import RuleSet, counts_as_match, dice_lost, settle_call
-from liars_env.solver.graph import hands_of
+from liars_env.solver.cfr import _traverse
+from liars_env.solver.exploitability import AgentTables
+from liars_env.solver.graph import _components, hands_of, round_states
 
 RESPONSES = ("call", "policy")
 """Continuation assumptions of LBR's action values (see the module docstring)."""
@@ -615,3 +617,67 @@ def local_best_response(
         queries=lbr.queries,
         seconds=time.perf_counter() - t0,
     )
+
+
+def exact_lbr_value(agent: Any, rules: RuleSet, **settings: Any) -> float:
+    """LBR's exact expected payoff against ``agent``, averaged over both seats.
+
+    For games small enough for the solver: LBR is deterministic, so both players' tables
+    are read at every information state of every round (as :func:`exploit` reads the
+    agent's) and every round state is valued for LBR when it opens and when the agent
+    opens, from the last rounds back. The same units as :func:`exploit`'s
+    exploitability, which it never exceeds; the played :func:`local_best_response`
+    estimates it.
+
+    Args:
+        agent: Any agent exposing ``action_probabilities(view)``.
+        rules: A 2-player rule set small enough for the solver, whose rounds do not
+            repeat (not ``calza``).
+        **settings: :class:`LocalBestResponse` settings (``response``, ``candidates``,
+            ``values``).
+
+    Raises:
+        ValueError: for rules too large for the solver, rounds that can repeat, or what
+            :class:`LocalBestResponse` refuses.
+    """
+    check_lbr_target(agent, rules)
+    start, trees = round_states(rules)
+    order = _components(trees)
+    if any(len(c) > 1 or c[0] in trees[c[0]].successors() for c in order):
+        raise ValueError(
+            f"exact_lbr_value needs rounds that do not repeat, got exact_call={rules.exact_call!r}"
+        )
+    per_seat = []
+    for lbr_seat in (0, 1):
+        lbr = LocalBestResponse(agent, rules, **settings)
+        lbr_tables = AgentTables(trees, lbr, lbr_seat, start)
+        agent_tables = AgentTables(trees, agent, 1 - lbr_seat, start)
+        value: dict[tuple[Any, int], float] = {}  # (round state, LBR's role) → its return
+        for (key,) in order:
+            tree = trees[key]
+            for role in (0, 1):
+                payoffs = tree.payoffs(_lbr_payoff(value, role))
+                mine, theirs = lbr_tables(key, role), agent_tables(key, 1 - role)
+                sigma = [
+                    mine[d] if depth.actor == role else theirs[d]
+                    for d, depth in enumerate(tree.depths)
+                ]
+                v = _traverse(tree, sigma, (payoffs, payoffs), roles=(role,))[role]
+                value[key, role] = float(tree.probs[role] @ v)
+        if rules.first_opener == "player_0":  # seat 0 opens: LBR opens when in seat 0
+            per_seat.append(value[start, lbr_seat])
+        else:
+            per_seat.append(0.5 * (value[start, 0] + value[start, 1]))
+    return 0.5 * (per_seat[0] + per_seat[1])
+
+
+def _lbr_payoff(value: dict[tuple[Any, int], float], role: int) -> Callable[[str, Any], float]:
+    """LBR's payoff of a call's outcome when it holds ``role`` (for :func:`exact_lbr_value`)."""
+
+    def payoff(kind: str, key: Any) -> float:
+        if kind == "end":
+            return 1.0 if key == role else -1.0
+        lbr_opens = (kind == "same") == (role == 0)
+        return value[key, 0 if lbr_opens else 1]
+
+    return payoff
