@@ -37,7 +37,7 @@ from liars_env.agents import make_agent
 from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.rules import RuleSet
 from liars_env.solver import exploit
-from liars_env.solver.local_best_response import local_best_response
+from liars_env.solver.lbr import local_best_response
 
 SMALL_GAMES: dict[str, tuple[str, dict[str, int]]] = {
     "perudo_1x4": ("perudo", {"dice_per_player": 1, "faces": 4}),

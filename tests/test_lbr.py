@@ -20,7 +20,7 @@ from liars_env.observation import ObservationLayout, view_of
 from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.exploitability import agent_probabilities
-from liars_env.solver.local_best_response import (
+from liars_env.solver.lbr import (
     LocalBestResponse,
     exact_lbr_value,
     local_best_response,

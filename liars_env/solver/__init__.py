@@ -51,7 +51,7 @@ hands, the public tree of a round), :mod:`~liars_env.solver.cfr` (CFR+ on one ro
 backwards: :func:`solve` and :class:`Solution`), :mod:`~liars_env.solver.exploitability`
 (:func:`exploit`: the exact exploitability of any agent), :mod:`~liars_env.solver.sampled`
 (:func:`exploit_sampled`: of an agent that can only be sampled, with an error bar),
-:mod:`~liars_env.solver.local_best_response` (:func:`local_best_response`: a played lower
+:mod:`~liars_env.solver.lbr` (:func:`local_best_response`: a played lower
 bound on the exploitability of any 2-player agent, at any dice count),
 :mod:`~liars_env.solver.cache`
 (solutions on disk), :mod:`~liars_env.solver.agent` (the ``solver`` player) and
@@ -87,7 +87,7 @@ from liars_env.solver.graph import (
     round_states,
     start_state,
 )
-from liars_env.solver.local_best_response import (
+from liars_env.solver.lbr import (
     LocalBestResponse,
     LocalBestResponseResult,
     exact_lbr_value,

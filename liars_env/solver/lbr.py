@@ -623,11 +623,11 @@ def exact_lbr_value(agent: Any, rules: RuleSet, **settings: Any) -> float:
     """LBR's exact expected payoff against ``agent``, averaged over both seats.
 
     For games small enough for the solver: LBR is deterministic, so both players' tables
-    are read at every information state of every round (as :func:`exploit` reads the
-    agent's) and every round state is valued for LBR when it opens and when the agent
-    opens, from the last rounds back. The same units as :func:`exploit`'s
-    exploitability, which it never exceeds; the played :func:`local_best_response`
-    estimates it.
+    are read at every information state of every round (as
+    :func:`~liars_env.solver.exploit` reads the agent's) and every round state is valued
+    for LBR when it opens and when the agent opens, from the last rounds back. In the
+    units of the exact exploitability, which it never exceeds; the played
+    :func:`local_best_response` estimates it.
 
     Args:
         agent: Any agent exposing ``action_probabilities(view)``.
