@@ -185,7 +185,7 @@ def run_table(ns: argparse.Namespace) -> int:
     data = _load(out)
     rows = [(spec, p, ns.rounds, ns.response) for spec, p in two_player_models()]
     rows += [(bot, "perudo", ns.bot_rounds, ns.bot_response) for bot in BOTS]
-    rows.append((SEARCH, "perudo", ns.search_rounds, ns.response))
+    rows.append((SEARCH, "perudo", ns.search_rounds, ns.search_response))
     for spec, preset, rounds, response in rows:
         rules = RuleSet.preset(preset, num_players=2)
         key = f"{spec} {preset}"
@@ -197,10 +197,12 @@ def run_table(ns: argparse.Namespace) -> int:
             row["lbr_settings"] = want
             data[key] = row
             _save(data, out)
-        if spec in BOTS and ns.h2h_games > 0:
+        if spec != SEARCH and ns.h2h_games > 0:  # what no card holds: played here
+            card = _eval_card(spec).get("bots", {}).get("results", [])
+            carded = {r["opponent"] for r in card if r["win_rate"] is not None}
             h2h = row.setdefault("h2h", {})
             for other in BOTS:
-                if other != spec and f"{other} {ns.h2h_games}" not in h2h:
+                if other not in carded and other != spec and f"{other} {ns.h2h_games}" not in h2h:
                     h2h[f"{other} {ns.h2h_games}"] = _h2h(spec, other, rules, ns.h2h_games, ns.seed)
                     data[key] = row
                     _save(data, out)
@@ -300,6 +302,7 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
         h2h_games=ns.h2h_games,
         response=ns.response,
         bot_response=ns.bot_response,
+        search_response=ns.search_response,
         seed=ns.seed,
     )
 
@@ -322,8 +325,8 @@ dice each (`perudo_calza` and `perudo_palifico` for their own models). Generated
 ```sh
 python benchmarks/lbr.py table --rounds {rounds} --bot-rounds {bot_rounds} \\
     --search-rounds {search_rounds} --h2h-games {h2h_games} --response {response} \\
-    --bot-response {bot_response} --seed {seed} --out results/lbr_table.json \\
-    --small results/lbr_small.json --markdown docs/strength.md
+    --bot-response {bot_response} --search-response {search_response} --seed {seed} \\
+    --out results/lbr_table.json --small results/lbr_small.json --markdown docs/strength.md
 ```
 
 after the small games' run (`python benchmarks/lbr.py small ...`, below).
@@ -339,7 +342,8 @@ parentheses):
   ([Local best response](lbr.md)); in the same units, a lower bound on the exact
   exploitability (a payoff below 0 bounds nothing: the exploitability is at least 0).
   LBR's continuation assumption is in each cell: `{response}` for the models,
-  `{bot_response}` for the bots (cheaper: a bot is asked hand by hand).
+  `{bot_response}` for the bots (cheaper: a bot is asked hand by hand), `{search_response}`
+  for the search (each query is a search).
 - **RL best response**: `liars-exploit`'s learner (PPO from scratch) against the frozen
   agent: its win rate minus parity (0.5), the headline of the model's card (mean over the
   seeds named). In payoff units it is twice that. Also a lower bound, much looser.
@@ -349,9 +353,9 @@ parentheses):
 
 1. A 5-dice round has 60 bids and about 2⁶⁰ bid sequences; the exact solver stops at
    400,000 (docs/solver.md).
-2. Not measured: LBR asks the agent at every hypothetical position for all 252 hands;
-   the rollout search takes about 17 ms per position at 5 dice, about 4 minutes of one
-   core per game with the default `policy` assumption, beyond this run's budget.
+2. LBR asks the agent at every position for all 252 hands; the rollout search takes
+   about 17 ms per position at 5 dice: about 45 s of one core per game with `call`, 4
+   minutes with `policy`. Hence few games, or none ("not measured").
 3. From the model's `checkpoints/NAME/eval.json` (its card; ladder seed 1, `liars-exploit`
    with 2M learner decisions and the seeds named), with the commands of its card. A
    bot's row against `perudo_2p` is the card's cell seen from the bot's side.
@@ -417,6 +421,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="call",
         choices=["call", "policy"],
         help="LBR's assumption for bots",
+    )
+    table.add_argument(
+        "--search-response",
+        default="call",
+        choices=["call", "policy"],
+        help="LBR's assumption against the search (each query is a search)",
     )
     for p in (small, table):
         p.add_argument("--response", default="policy", choices=["call", "policy"])
