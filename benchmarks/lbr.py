@@ -351,6 +351,13 @@ parentheses):
 
 {table}
 
+Reading it: the exploitability of an agent is at least the lower end of its LBR interval
+(LBR is one strategy; a best response does at least as well); its largest possible value
+is 1, a best response winning every game. The RL best response's gain is a win rate above
+0.5, half of a payoff: on the same scale as LBR it is twice the figure shown. Head to head
+win rates measure strength against one opponent, not how exploitable an agent is: an agent
+can beat every bot and still lose nearly every game to LBR.
+
 1. A 5-dice round has 60 bids and about 2⁶⁰ bid sequences; the exact solver stops at
    400,000 (docs/solver.md).
 2. LBR asks the agent at every position for all 252 hands; the rollout search takes
