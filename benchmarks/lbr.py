@@ -361,7 +361,7 @@ can beat every bot and still lose nearly every game to LBR.
 1. A 5-dice round has 60 bids and about 2⁶⁰ bid sequences; the exact solver stops at
    400,000 (docs/solver.md).
 2. LBR asks the agent at every position for all 252 hands; the rollout search takes
-   about 17 ms per position at 5 dice: about 45 s of one core per game with `call`, 4
+   about 17 ms per position at 5 dice: 26–52 s of one core per game with `call`, about 4
    minutes with `policy`. Hence few games, or none ("not measured").
 3. From the model's `checkpoints/NAME/eval.json` (its card; ladder seed 1, `liars-exploit`
    with 2M learner decisions and the seeds named), with the commands of its card. A
