@@ -19,7 +19,8 @@ def _parsers():
     return {
         "liars-play": (play(), 3, False, []),
         "liars-eval": (evaluate(), None, True, ["--agents", "random", "random"]),
-        "liars-exploit": (exploit(), 3, False, ["--target", "random"]),
+        # liars-exploit: 3 seats for the RL best response, 2 for --method lbr, chosen in main
+        "liars-exploit": (exploit(), None, True, ["--target", "random"]),
         "liars-solve": (solve(), 2, True, []),
     }
 

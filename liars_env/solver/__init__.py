@@ -51,6 +51,8 @@ hands, the public tree of a round), :mod:`~liars_env.solver.cfr` (CFR+ on one ro
 backwards: :func:`solve` and :class:`Solution`), :mod:`~liars_env.solver.exploitability`
 (:func:`exploit`: the exact exploitability of any agent), :mod:`~liars_env.solver.sampled`
 (:func:`exploit_sampled`: of an agent that can only be sampled, with an error bar),
+:mod:`~liars_env.solver.lbr` (:func:`local_best_response`: a played lower
+bound on the exploitability of any 2-player agent, at any dice count),
 :mod:`~liars_env.solver.cache`
 (solutions on disk), :mod:`~liars_env.solver.agent` (the ``solver`` player) and
 :mod:`~liars_env.solver.openspiel` (the adapter to OpenSpiel's ``pyspiel``; needs the
@@ -85,6 +87,12 @@ from liars_env.solver.graph import (
     round_states,
     start_state,
 )
+from liars_env.solver.lbr import (
+    LocalBestResponse,
+    LocalBestResponseResult,
+    exact_lbr_value,
+    local_best_response,
+)
 from liars_env.solver.lp import LP_MAX_CELLS, solve_round_lp
 from liars_env.solver.sampled import SampledExploitation, exploit_sampled, information_sets
 from liars_env.solver.solution import METHODS, SOLVER_VERSION, Solution, solve
@@ -97,6 +105,8 @@ __all__ = [
     "SOLVER_VERSION",
     "AgentTables",
     "Exploitation",
+    "LocalBestResponse",
+    "LocalBestResponseResult",
     "RoundSolver",
     "RoundState",
     "RoundTree",
@@ -110,10 +120,12 @@ __all__ = [
     "cached_solution",
     "check_supported",
     "describe_rules",
+    "exact_lbr_value",
     "exploit",
     "exploit_sampled",
     "hands_of",
     "information_sets",
+    "local_best_response",
     "round_states",
     "solve",
     "solve_round_lp",

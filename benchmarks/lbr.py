@@ -1,0 +1,455 @@
+r"""Local best response (LBR) against every 2-player agent, and the strength page.
+
+Two parts, each a subcommand:
+
+``small``: where the truth is known. On 1-die games and perudo 2×3, LBR's payoff
+(:func:`liars_env.solver.local_best_response`) beside the exact exploitability
+(:func:`liars_env.solver.exploit`) of the same agent: LBR's interval must not lie above
+the exact figure::
+
+    python benchmarks/lbr.py small --games perudo_1x4 perudo_1x5 perudo_1x6 \
+        openspiel_1x6 perudo_2x3 --rounds 300 --out results/lbr_small.json
+
+``table``: the game people play, 2 players with 5 dice each. LBR against every shipped
+2-player model (``checkpoints/*`` whose ``meta.json`` says 2 players), every bot and the
+search agent, beside what else is known of each (the RL best response and the head to head
+figures of the models' ``eval.json``; bots against bots played here on the batched
+engine), written as ``docs/strength.md``::
+
+    python benchmarks/lbr.py table --rounds 300 --bot-rounds 100 --out results/lbr_table.json \
+        --markdown docs/strength.md
+
+Each row is written to ``--out`` as soon as it is measured, and a row already there with
+the same settings is not measured again (so an interrupted table resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from liars_env.agents import make_agent
+from liars_env.agents.probabilistic import BOT_PRESETS
+from liars_env.rules import RuleSet
+from liars_env.solver import exploit
+from liars_env.solver.lbr import local_best_response
+
+SMALL_GAMES: dict[str, tuple[str, dict[str, int]]] = {
+    "perudo_1x4": ("perudo", {"dice_per_player": 1, "faces": 4}),
+    "perudo_1x5": ("perudo", {"dice_per_player": 1, "faces": 5}),
+    "perudo_1x6": ("perudo", {"dice_per_player": 1, "faces": 6}),
+    "openspiel_1x4": ("openspiel_liars_dice", {"dice_per_player": 1, "faces": 4}),
+    "openspiel_1x6": ("openspiel_liars_dice", {"dice_per_player": 1, "faces": 6}),
+    "perudo_2x3": ("perudo", {"dice_per_player": 2, "faces": 3}),
+    "openspiel_2x3": ("openspiel_liars_dice", {"dice_per_player": 2, "faces": 3}),
+}
+"""Games where the exact exploitability is computed: name → (preset, overrides), 2 players."""
+
+BOTS = ["random", *BOT_PRESETS]
+"""Every bot of the project."""
+
+SEARCH = "search:checkpoint:checkpoints/perudo_2p"
+"""The search agent of the 5-dice table (the default search over the shipped model)."""
+
+REFERENCE = "checkpoint:checkpoints/perudo_2p"
+"""The head to head column's opponent."""
+
+
+def small_rules(name: str) -> RuleSet:
+    """The rule set of a small game of :data:`SMALL_GAMES`."""
+    if name not in SMALL_GAMES:
+        raise ValueError(f"unknown game {name!r}; expected one of {', '.join(SMALL_GAMES)}")
+    preset, overrides = SMALL_GAMES[name]
+    return RuleSet.preset(preset, num_players=2, **overrides)
+
+
+def two_player_models(root: Path = Path("checkpoints")) -> list[tuple[str, str]]:
+    """``(checkpoint spec, preset)`` of every shipped model whose meta says 2 players."""
+    out = []
+    for meta_path in sorted(root.glob("*/meta.json")):
+        meta = json.loads(meta_path.read_text())
+        rules = meta.get("rules", {})
+        if rules.get("num_players") == 2:
+            card = meta_path.with_name("eval.json")
+            preset = "perudo"
+            if card.exists():
+                preset = json.loads(card.read_text())["rules"]["preset"]
+            out.append((f"checkpoint:{meta_path.parent}", preset))
+    return out
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save(data: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    os.replace(tmp, path)
+
+
+def _lbr_row(spec: str, rules: RuleSet, rounds: int, seed: int, response: str) -> dict[str, Any]:
+    """LBR against ``spec`` (a fresh agent) as a JSON-able dict."""
+    agent = make_agent(spec, rules, seed=seed)
+    result = local_best_response(agent, rules, rounds, seed=seed, response=response)
+    row = result.to_dict()
+    row["seconds_per_game"] = round(result.seconds / rounds, 3)
+    return row
+
+
+def run_small(ns: argparse.Namespace) -> int:
+    """The ``small`` subcommand: LBR beside the exact exploitability."""
+    out = Path(ns.out)
+    data = _load(out)
+    extras: dict[str, list[str]] = {}
+    for item in ns.extra:
+        game, sep, spec = item.partition("=")
+        if not sep or game not in SMALL_GAMES:
+            raise SystemExit(f"--extra must be GAME=SPEC with GAME in {', '.join(SMALL_GAMES)}")
+        extras.setdefault(game, []).append(spec)
+    for game in ns.games:
+        rules = small_rules(game)
+        for spec in [*ns.agents, *extras.get(game, [])]:
+            key = f"{game} {spec} {ns.response} {ns.rounds} {ns.seed}"
+            if key not in data:
+                t0 = time.perf_counter()
+                exact = exploit(make_agent(spec, rules, seed=ns.seed), rules)
+                row = {
+                    "game": game,
+                    "agent": spec,
+                    "exact": exact.exploitability,
+                    "exact_seconds": round(time.perf_counter() - t0, 2),
+                    "lbr": _lbr_row(spec, rules, ns.rounds, ns.seed, ns.response),
+                }
+                data[key] = row
+                _save(data, out)
+            row = data[key]
+            lo, hi = row["lbr"]["ci95"]
+            verdict = "ok" if lo <= row["exact"] + 1e-12 else "ABOVE EXACT"
+            print(
+                f"{game:14s} {spec:40s} exact {row['exact']:.3f}  LBR {row['lbr']['payoff']:+.3f} "
+                f"[{lo:+.3f}, {hi:+.3f}] ({row['lbr']['games']} games, "
+                f"{row['lbr']['seconds_per_game']:.2f} s/game)  {verdict}",
+                flush=True,
+            )
+    if ns.markdown:
+        Path(ns.markdown).write_text(small_markdown(data, ns) + "\n")
+    return 0
+
+
+def small_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
+    """The ``small`` rows as a markdown table."""
+    lines = [
+        "| game | agent | exact exploitability | LBR payoff [95% CI] | games | LBR ÷ exact "
+        "| bound holds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in data.values():
+        if row["lbr"]["response"] != ns.response:
+            continue
+        lo, hi = row["lbr"]["ci95"]
+        # a ratio to an exact figure near 0 says nothing
+        ratio = f"{row['lbr']['payoff'] / row['exact']:.2f}" if row["exact"] >= 0.05 else "—"
+        holds = "yes" if lo <= row["exact"] + 1e-12 else "**no**"
+        lines.append(
+            f"| {row['game']} | `{row['agent']}` | {row['exact']:.3f} | "
+            f"{row['lbr']['payoff']:+.3f} [{lo:+.3f}, {hi:+.3f}] | {row['lbr']['games']} | "
+            f"{ratio} | {holds} |"
+        )
+    return "\n".join(lines)
+
+
+def _h2h(player: str, opponent: str, rules: RuleSet, games: int, seed: int) -> dict[str, Any]:
+    """``player``'s win rate against ``opponent``, seats rotated (the batched match)."""
+    from liars_train.league import member_from_spec, play_match  # torch, only when asked
+
+    result = play_match(
+        member_from_spec(player, rules, "cpu"),
+        member_from_spec(opponent, rules, "cpu"),
+        rules,
+        games,
+        seed=seed,
+    )
+    return {"win_rate": result["win_rate"], "ci95": list(result["ci95"]), "games": result["games"]}
+
+
+def run_table(ns: argparse.Namespace) -> int:
+    """The ``table`` subcommand: the 5-dice rows, measured or read, and the page."""
+    out = Path(ns.out)
+    data = _load(out)
+    rows = [(spec, p, ns.rounds, ns.response) for spec, p in two_player_models()]
+    rows += [(bot, "perudo", ns.bot_rounds, ns.bot_response) for bot in BOTS]
+    rows.append((SEARCH, "perudo", ns.search_rounds, ns.search_response))
+    for spec, preset, rounds, response in rows:
+        rules = RuleSet.preset(preset, num_players=2)
+        key = f"{spec} {preset}"
+        row = data.get(key, {"agent": spec, "preset": preset})
+        want = f"{response} {rounds} {ns.seed}"
+        if rounds > 0 and row.get("lbr_settings") != want:
+            print(f"LBR vs {spec} ({preset}, {rounds} games)...", flush=True)
+            row["lbr"] = _lbr_row(spec, rules, rounds, ns.seed, response)
+            row["lbr_settings"] = want
+            data[key] = row
+            _save(data, out)
+        if spec != SEARCH and ns.h2h_games > 0:  # what no card holds: played here
+            card = _eval_card(spec).get("bots", {}).get("results", [])
+            carded = {r["opponent"] for r in card if r["win_rate"] is not None}
+            h2h = row.setdefault("h2h", {})
+            for other in BOTS:
+                if other not in carded and other != spec and f"{other} {ns.h2h_games}" not in h2h:
+                    h2h[f"{other} {ns.h2h_games}"] = _h2h(spec, other, rules, ns.h2h_games, ns.seed)
+                    data[key] = row
+                    _save(data, out)
+        data[key] = row
+        if "lbr" in row:
+            lbr = row["lbr"]
+            print(
+                f"{spec:45s} {preset:16s} LBR {lbr['payoff']:+.3f} [{lbr['ci95'][0]:+.3f}, "
+                f"{lbr['ci95'][1]:+.3f}] ({lbr['games']} games, {lbr['seconds_per_game']} s/game)",
+                flush=True,
+            )
+    _save(data, out)
+    if ns.markdown:
+        Path(ns.markdown).write_text(strength_markdown(data, ns))
+        print(f"wrote {ns.markdown}")
+    return 0
+
+
+def _cell(win_rate: float | None, ci95: list[float] | None, games: int | None) -> str:
+    if win_rate is None:
+        return "not measured"
+    return f"{win_rate:.3f} [{ci95[0]:.3f}, {ci95[1]:.3f}] ({games})"
+
+
+def _eval_card(spec: str) -> dict[str, Any]:
+    """The ``eval.json`` beside a shipped checkpoint, or ``{}``."""
+    if not spec.startswith("checkpoint:"):
+        return {}
+    return _load(Path(spec.partition(":")[2]) / "eval.json")
+
+
+def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
+    """``docs/strength.md``: every 2-player agent's strength figures in one table."""
+    ref_card = _eval_card(REFERENCE)
+    ref_vs_bots = {r["opponent"]: r for r in ref_card.get("bots", {}).get("results", [])}
+    header = ["agent (rules)", "exact exploitability", "LBR payoff [95% CI] (games)",
+              "RL best response: gain over parity", f"vs `{REFERENCE.partition(':')[2]}`",
+              *[f"vs `{b}`" for b in BOTS]]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in data.values():
+        spec, preset = row["agent"], row["preset"]
+        cells = [f"`{spec}` ({preset})", "none at 5 dice (¹)"]
+        lbr = row.get("lbr")
+        cells.append(
+            f"**{lbr['payoff']:+.3f}** [{lbr['ci95'][0]:+.3f}, {lbr['ci95'][1]:+.3f}] "
+            f"({lbr['games']}, `{lbr['response']}`)"
+            if lbr
+            else "not measured (²)"
+        )
+        card = _eval_card(spec)
+        rl = card.get("exploit", {}).get("headline")
+        cells.append(
+            f"{rl['gain']:+.3f} (win rate; {rl['steps'] / 1e6:g}M decisions, seeds "
+            f"{'/'.join(map(str, rl['seeds']))}) (³)"
+            if rl
+            else "not measured (⁴)"
+        )
+        # head to head against the reference model
+        if spec == REFERENCE:
+            cells.append("0.5 (itself)")
+        elif preset != "perudo":
+            cells.append("other rules (⁵)")
+        elif spec in ref_vs_bots and ref_vs_bots[spec]["win_rate"] is not None:
+            r = ref_vs_bots[spec]
+            cells.append(
+                _cell(1 - r["win_rate"], [1 - r["ci95"][1], 1 - r["ci95"][0]], r["games"]) + " (³)"
+            )
+        elif spec == SEARCH:
+            cells.append("0.722 [0.705, 0.737] (3009) (⁶)")
+        else:
+            cells.append("not measured")
+        bots = {r["opponent"]: r for r in card.get("bots", {}).get("results", [])}
+        for bot in BOTS:
+            h2h = {k.split()[0]: v for k, v in row.get("h2h", {}).items()}
+            if bot == spec:
+                cells.append("0.5 (itself)")
+            elif bot in bots and bots[bot]["win_rate"] is not None:
+                r = bots[bot]
+                cells.append(_cell(r["win_rate"], r["ci95"], r["games"]) + " (³)")
+            elif bot in h2h:
+                cells.append(_cell(**h2h[bot]))
+            elif spec == SEARCH and bot in SEARCH_QUOTED:
+                cells.append(SEARCH_QUOTED[bot] + " (⁶)")
+            else:
+                cells.append("not measured")
+        lines.append("| " + " | ".join(cells) + " |")
+    small = _load(Path(ns.small)) if ns.small else {}
+    small_ns = argparse.Namespace(response=ns.response)
+    return PAGE.format(
+        table="\n".join(lines),
+        small=small_markdown(small, small_ns)
+        if small
+        else "Not measured: no `--small` file given.",
+        rounds=ns.rounds,
+        bot_rounds=ns.bot_rounds,
+        search_rounds=ns.search_rounds,
+        h2h_games=ns.h2h_games,
+        response=ns.response,
+        bot_response=ns.bot_response,
+        search_response=ns.search_response,
+        seed=ns.seed,
+    )
+
+
+SEARCH_QUOTED = {
+    "probabilistic": "0.963 [0.936, 0.979] (300)",
+    "cautious": "0.964 [0.936, 0.980] (302)",
+    "bold": "0.930 [0.895, 0.954] (300)",
+    "bayes": "0.983 [0.969, 0.991] (601)",
+    "belief": "0.982 [0.966, 0.991] (503)",
+}
+"""The search agent's cells of docs/search.md's strength table (its command is there)."""
+
+
+PAGE = """# Strength of the 2-player agents
+
+Every 2-player agent of the project in one table, at the game people play: Perudo with 5
+dice each (`perudo_calza` and `perudo_palifico` for their own models). Generated by
+
+```sh
+python benchmarks/lbr.py table --rounds {rounds} --bot-rounds {bot_rounds} \\
+    --search-rounds {search_rounds} --h2h-games {h2h_games} --response {response} \\
+    --bot-response {bot_response} --search-response {search_response} --seed {seed} \\
+    --out results/lbr_table.json --small results/lbr_small.json --markdown docs/strength.md
+```
+
+after the small games' run (`python benchmarks/lbr.py small ...`, below).
+
+Columns (win rates are of the row's agent, seats rotated, 95% Wilson intervals, games in
+parentheses):
+
+- **exact exploitability**: what a best response gains, exactly
+  ({{func}}`liars_env.solver.exploit`, NashConv / 2 in game payoff units: +1 a win, −1 a
+  loss). Known only where the solver's round trees fit (1 die each, or 2 dice of up to 4
+  faces): see [the solver](solver.md) and the small games below.
+- **LBR**: the mean payoff of the local best response against the agent, over both seats
+  ([Local best response](lbr.md)); in the same units, a lower bound on the exact
+  exploitability (a payoff below 0 bounds nothing: the exploitability is at least 0).
+  LBR's continuation assumption is in each cell: `{response}` for the models,
+  `{bot_response}` for the bots (cheaper: a bot is asked hand by hand), `{search_response}`
+  for the search (each query is a search).
+- **RL best response**: `liars-exploit`'s learner (PPO from scratch) against the frozen
+  agent: its win rate minus parity (0.5), the headline of the model's card (mean over the
+  seeds named). In payoff units it is twice that. Also a lower bound, much looser.
+- **vs `perudo_2p`** and **vs each bot**: head to head win rates.
+
+{table}
+
+Reading it: the exploitability of an agent is at least the lower end of its LBR interval
+(LBR is one strategy; a best response does at least as well); its largest possible value
+is 1, a best response winning every game. The RL best response's gain is a win rate above
+0.5, half of a payoff: on the same scale as LBR it is twice the figure shown. Head to head
+win rates measure strength against one opponent, not how exploitable an agent is: an agent
+can beat every bot and still lose nearly every game to LBR.
+
+1. A 5-dice round has 60 bids and about 2⁶⁰ bid sequences; the exact solver stops at
+   400,000 (docs/solver.md).
+2. LBR asks the agent at every position for all 252 hands; the rollout search takes
+   about 17 ms per position at 5 dice: 26–52 s of one core per game with `call`, about 4
+   minutes with `policy`. Hence few games, or none ("not measured").
+3. From the model's `checkpoints/NAME/eval.json` (its card; ladder seed 1, `liars-exploit`
+   with 2M learner decisions and the seeds named), with the commands of its card. A
+   bot's row against `perudo_2p` is the card's cell seen from the bot's side.
+4. Not measured: the RL best response trains 2M learner decisions per agent and seed
+   (about 10 minutes of a 16-core machine each); not run for this table.
+5. `perudo_2p` plays Perudo without calza or palifico; a match needs one rule set.
+6. Quoted from [search](search.md#strength) (the ladder's cells, its command there); not
+   regenerated by this script.
+
+## Where the truth is known
+
+On games the solver solves, the exact exploitability and LBR side by side (LBR with
+`{response}`, seats rotated, seed 0; the 95% interval must reach down to the exact
+figure, and does in every row):
+
+```sh
+CK=checkpoint:runs/small/exploitability_perudo_1x6_tuned_0/checkpoints/step_0000299008
+python benchmarks/lbr.py small --games perudo_1x4 perudo_1x5 perudo_1x6 openspiel_1x6 \\
+    perudo_2x3 --rounds 300 --out results/lbr_small.json --markdown results/lbr_small.md \\
+    --extra perudo_1x6=$CK \\
+    --extra "perudo_1x4=search:belief?method=resolve" --extra perudo_1x4=search:belief
+```
+
+(the checkpoint is the `tuned` recipe of `benchmarks/exploitability.py`, 300,000 learner
+decisions on perudo 1×6, seed 0: `python benchmarks/exploitability.py --games perudo_1x6
+--recipes tuned --seeds 0 --steps 300000 --no-solver --runs-dir runs/small`.)
+
+{small}
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's argument parser."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    small = sub.add_parser("small", help="LBR beside the exact exploitability")
+    small.add_argument("--games", nargs="+", default=list(SMALL_GAMES), choices=list(SMALL_GAMES))
+    small.add_argument("--agents", nargs="+", default=BOTS)
+    small.add_argument("--rounds", type=int, default=400, help="LBR games per cell")
+    small.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="GAME=SPEC",
+        help="an agent measured on one game only (a checkpoint of that game, a search)",
+    )
+    small.add_argument("--markdown", help="also write the rows as a markdown table here")
+    table = sub.add_parser("table", help="the 5-dice table and docs/strength.md")
+    table.add_argument("--rounds", type=int, default=300, help="LBR games per model")
+    table.add_argument("--bot-rounds", type=int, default=100, help="LBR games per bot")
+    table.add_argument(
+        "--search-rounds", type=int, default=0, help="LBR games against the search (0: skip)"
+    )
+    table.add_argument(
+        "--h2h-games", type=int, default=1000, help="games per bot-vs-bot cell (0: skip)"
+    )
+    table.add_argument("--markdown", help="write the strength page here")
+    table.add_argument(
+        "--small", help="the JSON of a `small` run, shown on the page as the small games' table"
+    )
+    table.add_argument(
+        "--bot-response",
+        default="call",
+        choices=["call", "policy"],
+        help="LBR's assumption for bots",
+    )
+    table.add_argument(
+        "--search-response",
+        default="call",
+        choices=["call", "policy"],
+        help="LBR's assumption against the search (each query is a search)",
+    )
+    for p in (small, table):
+        p.add_argument("--response", default="policy", choices=["call", "policy"])
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--out", required=True, help="JSON file of the rows (resumed)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    ns = build_parser().parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    return run_small(ns) if ns.command == "small" else run_table(ns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""Local best response: a sound lower bound on exploitability, checked where the truth is known.
+
+The key check is exact, not sampled: LBR is a deterministic strategy, so its expected
+payoff against an agent is computed on the solver's round trees (both players' tables
+read at every information state: :func:`exact_lbr_value`) and compared with the exact
+best response's. The
+played measurement is then checked against that exact value.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from liars_env.agents import make_agent
+from liars_env.engine import GameState, LiarsDiceGame
+from liars_env.observation import ObservationLayout, view_of
+from liars_env.rules import RuleSet
+from liars_env.solver import exploit
+from liars_env.solver.exploitability import agent_probabilities
+from liars_env.solver.lbr import (
+    LocalBestResponse,
+    exact_lbr_value,
+    local_best_response,
+    race_value,
+    wilson,
+)
+
+
+def perudo(dice: int, faces: int, preset: str = "perudo") -> RuleSet:
+    return RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=faces)
+
+
+@pytest.mark.parametrize("response", ["call", "policy"])
+@pytest.mark.parametrize(
+    "game, spec",
+    [
+        (("perudo", 1, 3), "random"),
+        (("perudo", 1, 3), "bold"),
+        (("perudo", 1, 4), "belief"),
+        (("openspiel_liars_dice", 1, 3), "probabilistic"),
+    ],
+)
+def test_lbr_never_gains_more_than_the_exact_best_response(game, spec, response):
+    """Exactly, not by sampling: LBR's expected payoff is at most the best response's,
+    and it finds most of it (a strategy that gains little would pass the bound too)."""
+    preset, dice, faces = game
+    rules = perudo(dice, faces, preset)
+    agent = make_agent(spec, rules, seed=0)
+    best = exploit(agent, rules).exploitability
+    lbr = exact_lbr_value(agent, rules, response=response)
+    assert lbr <= best + 1e-9
+    # "call" is the cruder assumption: it still gains, "policy" gets most of the way
+    assert lbr > (0.6 * best if response == "policy" else 0.0)
+
+
+def test_lbr_is_near_zero_against_the_equilibrium():
+    """Against the exact equilibrium no strategy gains anything: LBR's value is ≤ 0
+    (the bound is never loose in the wrong direction, even at the equilibrium)."""
+    rules = perudo(1, 4)
+    agent = make_agent("solver", rules, seed=0)
+    assert exact_lbr_value(agent, rules) <= 1e-9
+
+
+def test_a_checkpoint_is_bounded_too(tmp_path):
+    """A (random-weight) checkpoint, asked through its batched query."""
+    import torch
+
+    from liars_env.agents.checkpoint import CheckpointAgent
+    from liars_env.agents.policy import NetworkShape, PolicyNet, build_meta, write_checkpoint
+
+    rules = perudo(1, 3)
+    torch.manual_seed(0)
+    layout = ObservationLayout(rules)
+    shape = NetworkShape(layout.size, LiarsDiceGame(rules).codec.num_actions, 16, 1, True, True)
+    write_checkpoint(tmp_path / "ckpt", PolicyNet(shape, rules), build_meta(rules, shape))
+    agent = CheckpointAgent.load(tmp_path / "ckpt", rules)
+    best = exploit(agent, rules).exploitability
+    lbr = exact_lbr_value(agent, rules)
+    assert 0.5 * best < lbr <= best + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["probabilistic", "belief"])
+def test_lbr_is_bounded_over_several_rounds(spec):
+    """Perudo 2×3: three rounds, payoffs are the values of the rounds after."""
+    rules = perudo(2, 3)
+    agent = make_agent(spec, rules, seed=0)
+    best = exploit(agent, rules).exploitability
+    lbr = exact_lbr_value(agent, rules)
+    assert 0.75 * best < lbr <= best + 1e-9
+
+
+def test_the_played_measurement_estimates_the_exact_value():
+    """The played games (seats rotated, the agent sampled) agree with LBR's exact value."""
+    rules = perudo(1, 3)
+    agent = make_agent("bold", rules, seed=0)
+    exact = exact_lbr_value(agent, rules)
+    result = local_best_response(agent, rules, 200, seed=3)
+    assert result.ci95[0] <= exact <= result.ci95[1]
+    assert result.games == 200 and result.payoff == pytest.approx(2 * result.win_rate - 1)
+    assert result.ci95 == pytest.approx(tuple(2 * x - 1 for x in wilson(result.wins, 200)))
+    assert result.queries > 0 and result.decisions > 0
+
+
+def test_lbr_crushes_an_obviously_exploitable_agent_at_five_dice():
+    """The game people play, 5 dice each: ``random`` loses nearly every game."""
+    rules = RuleSet.preset("perudo", num_players=2)
+    result = local_best_response(make_agent("random", rules, seed=0), rules, 6, response="call")
+    assert result.wins == 6 and result.ci95[0] > 0.2
+
+
+def test_the_range_is_bayes_rule_on_the_agents_own_probabilities():
+    """After the agent's bids, the range is prior × the agent's probability of each bid,
+    asked view by view with every hand (here 2 dice of 3 faces, two bids of the agent)."""
+    rules = perudo(2, 3)
+    game = LiarsDiceGame(rules)
+    layout = ObservationLayout(rules)
+    agent = make_agent("probabilistic", rules, seed=0)
+    lbr = LocalBestResponse(agent, rules)
+    bids = [(1, 1, 2), (0, 2, 2), (1, 2, 3), (0, 3, 3)]
+    state = GameState(
+        dice=[[1, 3], [2, 2]], dice_left=[2, 2], current_player=1, opener=1, bids=bids,
+        had_palifico=[False, False],
+    )  # fmt: skip
+    view = view_of(game, layout, state, 1)
+    hands, prior, _ = lbr.hands(2)
+    expected = prior.copy()
+    for t in (1, 3):  # seat 0's bids
+        for h, hand in enumerate(hands):
+            held = GameState(
+                dice=[list(hand), [2, 2]], dice_left=[2, 2], current_player=0, opener=1,
+                bids=bids[:t], had_palifico=[False, False],
+            )  # fmt: skip
+            probs = agent_probabilities(agent, view_of(game, layout, held, 0))
+            expected[h] *= probs[game.codec.encode_bid(*bids[t][1:])]
+    assert expected.sum() > 0
+    np.testing.assert_allclose(lbr.agent_range(view), expected / expected.sum(), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "preset",
+    ["perudo", "perudo_palifico", "perudo_calza", "common_hand_spot_on", "individual_hand"],
+)
+def test_lbr_plays_every_two_player_option(preset):
+    """Palifico, calza, spot-on and individual hands: whole games over several rounds."""
+    rules = perudo(2, 4, preset)
+    result = local_best_response(make_agent("bold", rules, seed=0), rules, 4, seed=1)
+    assert result.games == 4 and -1 <= result.payoff <= 1
+
+
+def test_bad_input_raises_naming_what_was_expected():
+    three = RuleSet.preset("perudo", num_players=3, dice_per_player=1)
+    with pytest.raises(ValueError, match="2-player game, got num_players=3"):
+        local_best_response(make_agent("bold", three), three, 2)
+
+    class ActsOnly:
+        name = "acts-only"
+
+        def act(self, view):
+            return int(view.legal_actions[0])
+
+    rules = perudo(1, 4)
+    with pytest.raises(ValueError, match="action_probabilities.*'acts-only'"):
+        local_best_response(ActsOnly(), rules, 2)
+    with pytest.raises(ValueError, match="games must be a positive int, got 0"):
+        local_best_response(make_agent("bold", rules), rules, 0)
+    with pytest.raises(ValueError, match="response must be one of call, policy, got 'fold'"):
+        LocalBestResponse(make_agent("bold", rules), rules, response="fold")
+    with pytest.raises(ValueError, match="candidates must be a positive int or None, got 0"):
+        LocalBestResponse(make_agent("bold", rules), rules, candidates=0)
+
+    class Broken:
+        name = "broken"
+
+        def action_probabilities(self, view):
+            return np.ones(len(view.mask))  # mass on illegal actions, sums to > 1
+
+    with pytest.raises(ValueError, match="agent 'broken' gave probabilities summing to"):
+        local_best_response(Broken(), rules, 2)
+
+
+def test_race_value():
+    assert race_value(3, 3) == 0.0
+    assert race_value(1, 2) == pytest.approx(-0.5)
+    assert race_value(2, 1) == pytest.approx(0.5)
+    assert race_value(0, 2) == -1.0 and race_value(2, 0) == 1.0
+    assert race_value(5, 1) > race_value(5, 2) > race_value(5, 5)
+    with pytest.raises(ValueError):
+        race_value(0, 0)
+
+
+def test_the_cli_measures_lbr(tmp_path, capsys):
+    from liars_train.tools.exploit import main
+
+    out = tmp_path / "lbr.json"
+    argv = ["--method", "lbr", "--target", "bold", "--rules", "perudo", "--rule",
+            "dice_per_player=1", "--rule", "faces=3", "--games", "6", "--out", str(out),
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["method"] == "lbr" and result["games"] == 6 and result["target"] == "bold"
+    assert result["ci95"][0] <= result["payoff"] <= result["ci95"][1]
+    assert "lower bound" in capsys.readouterr().out
+    assert main([*argv[:6], "--players", "3", "--out", str(out)]) == 2
+    assert "2-player game" in capsys.readouterr().err
+    assert main(["--target", "bold", "--rule", "faces=3", "--out", str(out)]) == 2
+    assert "--rule needs --method lbr" in capsys.readouterr().err
+
+
+def test_the_exact_value_refuses_repeating_rounds():
+    rules = perudo(1, 3, "perudo_calza")
+    with pytest.raises(ValueError, match="rounds that do not repeat, got exact_call='calza'"):
+        exact_lbr_value(make_agent("bold", rules), rules)
