@@ -110,7 +110,7 @@ def test_a_node_added_mid_run_grows_the_run_back(nodes, tmp_path, capsys, monkey
             pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
             ray.wait(pings, num_returns=len(pings), timeout=120)
         sizes.append(len(trainer.rollout.actors))
-        held.append(sorted(list(a.shares) for a in trainer.rollout.actors.values()))
+        held.append(sorted(sorted(a.shares) for a in trainer.rollout.actors.values()))
         return learn(*a, **k)
 
     trainer._learn = learn_with_capacity_changes

@@ -254,5 +254,5 @@ def test_liars_eval_with_import_paths_and_entry_points(bots_dir, tmp_path_factor
 def test_liars_eval_reports_a_bad_path(tmp_path):
     result = run_eval(["--agents", "nowhere_mod:Bot", "random", "--games", "2"], tmp_path, None)
     assert result.returncode == 2
-    message = " ".join(result.stdout.split())
+    message = " ".join(result.stderr.split())  # errors go to stderr, results to stdout
     assert "agent spec 'nowhere_mod:Bot': no module named 'nowhere_mod'" in message

@@ -313,7 +313,7 @@ def test_cli_by_round_shows_where_an_agent_is_exploited(tmp_path, capsys):
 )
 def test_cli_bad_input_exits_2(argv, message, capsys):
     assert solve_main(argv) == 2
-    assert message in capsys.readouterr().out.replace("\n", " ")
+    assert message in capsys.readouterr().err.replace("\n", " ")  # errors go to stderr
 
 
 # ------------------------------------------------------------------ OpenSpiel

@@ -62,7 +62,7 @@ def loopback_only() -> None:
 
     Ray reads ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` when it is first imported; with it
     off, a node is not meant to be joined and uses 127.0.0.1 as its address (as
-    :func:`liars_train.rllib.start_ray` does). Set both the variable and the flag it
+    ``liars_train.rllib.start_ray`` does). Set both the variable and the flag it
     became, in case ray was imported earlier.
     """
     from ray._private import ray_constants
