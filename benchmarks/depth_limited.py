@@ -46,8 +46,17 @@ def decision_seconds(game, key, bids, depth, iterations):
     probs = head.probs
     sub = subtree(head, 0, 0, probs, leaf=CallLeaf())
     if bids:
-        leaves = Leaves(key, head, np.array([bids[-1]]), actor, (probs[0][None], probs[1][None]),
-                        m, (1 - actor,), (-1, np.array([0])), {})
+        leaves = Leaves(
+            key,
+            head,
+            np.array([bids[-1]]),
+            actor,
+            (probs[0][None], probs[1][None]),
+            m,
+            (1 - actor,),
+            (-1, np.array([0])),
+            {},
+        )
         stop = CallLeaf()(leaves)[1 - actor][0]
         tree, m = with_gadget(sub, 1 - actor, stop, probs[1 - actor], m)
     else:
@@ -77,11 +86,16 @@ def main() -> None:
         line.append(codec.encode_bid(quantity, face))
         quantity, face = quantity + 1, face % rules.faces + 1 if face < rules.faces else 2
     for depth in args.depths:
-        times = [decision_seconds(game, key, tuple(line[:k]), depth, args.iterations)
-                 for k in range(args.decisions)]
-        print(f"{args.preset} {args.dice}x{args.faces} depth={depth} leaf=call "
-              f"iterations={args.iterations}: median {statistics.median(times):.2f} s, "
-              f"max {max(times):.2f} s per decision over {len(times)}", flush=True)
+        times = [
+            decision_seconds(game, key, tuple(line[:k]), depth, args.iterations)
+            for k in range(args.decisions)
+        ]
+        print(
+            f"{args.preset} {args.dice}x{args.faces} depth={depth} leaf=call "
+            f"iterations={args.iterations}: median {statistics.median(times):.2f} s, "
+            f"max {max(times):.2f} s per decision over {len(times)}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

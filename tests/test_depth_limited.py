@@ -57,8 +57,9 @@ def test_the_call_leaf_is_worth_calling_the_standing_bid():
     e = lo + int(np.flatnonzero(level.action[lo : lo + level.num_actions[n]] == tree.num_bids)[0])
     t = level.term_type[np.searchsorted(level.term_edges, e)]
     r0, r1 = rng.random((1, 4)), rng.random((1, 4))
-    leaves = Leaves(None, tree, np.array([bids[-1]]), level.actor, (r0, r1), m, (0, 1),
-                    (0, np.array([0])), {})
+    leaves = Leaves(
+        None, tree, np.array([bids[-1]]), level.actor, (r0, r1), m, (0, 1), (0, np.array([0])), {}
+    )
     v0, v1 = CallLeaf()(leaves)
     np.testing.assert_allclose(v0[0], m[t] @ r1[0])
     np.testing.assert_allclose(v1[0], -(r0[0] @ m[t]))
@@ -74,9 +75,13 @@ def test_exact_leaves_give_the_round_s_value():
     exact.iterate(200)
     call = RoundSolver(subtree(tree, 0, 0, tree.probs, depth=2, leaf=CallLeaf()), m)
     call.iterate(200)
+    # the round's value is the same (a hand's value differs between equilibria, and
+    # the leaves' best-response values run a little high: within 0.05 per hand)
     want = _hand_values(whole)
-    assert np.abs(_hand_values(exact) - want).max() < 0.01, (_hand_values(exact), want)
-    assert np.abs(_hand_values(call) - want).max() > 0.05, (_hand_values(call), want)
+    got = _hand_values(exact)
+    assert tree.probs[0] @ got == pytest.approx(tree.probs[0] @ want, abs=0.015)
+    assert np.abs(got - want).max() < 0.05, (got, want)
+    assert np.abs(_hand_values(call) - want).max() > 0.1, (_hand_values(call), want)
 
 
 def _hand_values(solver):
@@ -100,7 +105,7 @@ def test_a_round_s_head_is_the_round_s_tree_cut_with_the_same_calls():
         np.testing.assert_array_equal(a.action, b.action)
         np.testing.assert_array_equal(a.leaf_edges, b.leaf_edges)
         np.testing.assert_array_equal(a.term_edges, b.term_edges)
-        for e, t in zip(a.term_edges, a.term_type, strict=True):
+        for t in a.term_type:
             key = head._type_keys[t]
             np.testing.assert_array_equal(m_head[t], m_tree[types[key]])
     with pytest.raises(ValueError, match="depth must be a positive int, got 0"):
@@ -118,19 +123,45 @@ def test_a_depth_beyond_the_round_s_end_is_full_depth_re_solving():
         )
 
 
-def test_depth_limited_re_solving_with_exact_leaves_plays_like_full_depth():
-    # along a line of play (each later solve behind the gadget, some of whose values
-    # come from the previous solve's leaves), the strategies agree closely
-    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=3)
-    bot = make_agent("probabilistic", rules)
-    full = SubgameResolver(bot, rules, iterations=100)
-    limited = SubgameResolver(bot, rules, iterations=100, depth=2, leaf="exact")
-    tree = full.trees[full.start]
-    path = tree.node_bids(3)[4]
-    for k in range(len(path) + 1):
-        a = full.solve(full.start, tuple(path[:k]))
-        b = limited.solve(full.start, tuple(path[:k]))
-        assert np.abs(a - b).max() < 0.15, (path[:k], a, b)
+_EXPLOITABILITY: dict = {}
+
+
+def _exploitability(rules, depth, leaf):
+    """Exact exploitability of re-solving on ``rules`` (``belief`` base, 100 iterations)."""
+    from liars_env.solver import exploit
+
+    if (rules, depth, leaf) not in _EXPLOITABILITY:
+        resolver = SubgameResolver(
+            make_agent("belief", rules), rules, iterations=100, depth=depth, leaf=leaf
+        )
+        result = exploit(resolver, rules, seats=(0,))
+        _EXPLOITABILITY[rules, depth, leaf] = result.exploitability
+    return _EXPLOITABILITY[rules, depth, leaf]
+
+
+PERUDO_1X3 = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=3)
+
+
+def test_exact_leaves_re_solve_about_as_well_as_full_depth():
+    # perudo 1x3 at depth 2: 0.0015 against full depth's 0.0008; with each hand valued
+    # by its own play at the leaves (not its best response) it was 0.091; the call leaf
+    # is far off (0.25): what a learned leaf has to make up
+    full = _exploitability(PERUDO_1X3, None, "call")
+    exact = _exploitability(PERUDO_1X3, 2, "exact")
+    call = _exploitability(PERUDO_1X3, 2, "call")
+    assert exact < full + 0.002, (exact, full)
+    assert call > 0.05, call
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [2, 3])
+def test_exact_leaves_on_perudo_1x4_lose_little_to_full_depth(depth):
+    # measured: full depth 0.0019, depth 2 exact 0.0146, depth 3 exact 0.0054; the call
+    # leaf 0.102 and 0.043
+    full = _exploitability(PERUDO_1X4, None, "call")
+    exact = _exploitability(PERUDO_1X4, depth, "exact")
+    call = _exploitability(PERUDO_1X4, depth, "call")
+    assert exact < full + 0.02 and exact < call / 3, (exact, full, call)
 
 
 @pytest.mark.parametrize(

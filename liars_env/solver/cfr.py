@@ -41,9 +41,8 @@ def _traverse(
         roles: The roles whose values to compute.
 
     A depth-limited tree (a depth with ``leaf_edges``) has a method
-    ``leaf_values(d, (reach0, reach1), m0, roles, best)`` giving, per role of ``roles``,
-    its counterfactual values at depth ``d``'s leaf edges from both roles' reach there
-    (a best-responding role's: its best-response values below the leaf).
+    ``leaf_values(d, (reach0, reach1), m0, roles)`` giving, per role of ``roles``, its
+    counterfactual values at depth ``d``'s leaf edges from both roles' reach there.
 
     Returns:
         Per role (``None`` for roles not computed), its counterfactual value per own
@@ -67,7 +66,7 @@ def _traverse(
         if len(depth.leaf_edges):
             actor, other = (r[depth.leaf_edges] for r in edge_reach[d])
             reach01 = (actor, other) if depth.actor == 0 else (other, actor)
-            leaves[d] = tree.leaf_values(d, reach01, payoff[0], roles, best)
+            leaves[d] = tree.leaf_values(d, reach01, payoff[0], roles)
     below: list[np.ndarray | None] = [None, None]
     for d in range(len(depths) - 1, -1, -1):
         depth = depths[d]

@@ -242,7 +242,9 @@ class RoundTree:
                 term_type[i] = type_ids.setdefault(t, len(type_ids))
             if cut:  # the leaves' calls: their types, for the leaf function
                 for e in leaf_edges:
-                    type_ids.setdefault((self.game.codec.challenge, int(action[e]), 1 - actor), len(type_ids))
+                    type_ids.setdefault(
+                        (self.game.codec.challenge, int(action[e]), 1 - actor), len(type_ids)
+                    )
             edge_child = np.full(len(action), -1)
             edge_child[child_edges] = np.arange(len(child_edges))
             depths.append(

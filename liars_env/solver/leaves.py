@@ -70,8 +70,8 @@ class ExactLeaf:
     root reach: ``iterations`` iterations at its first call, then, across the calls of
     one outer solve, ``warm`` more from the regrets it has (warm start), its average
     restarted so that the values follow the outer solve's current ranges. The values
-    are each role's counterfactual values under that average (a best-responding
-    role's: its best response's against the other's average). With ``warm=1`` the outer
+    are each role's counterfactual best-response values against the other's average
+    (see :class:`~.resolve.LeafFunction` for why not its own play's). With ``warm=1`` the outer
     solve and its leaves' solves together are CFR+ on the whole rest of the round (the
     outer iteration's values at a leaf are those of the leaf's current strategy), so the
     depth-limited solve converges to the full-depth one.
@@ -124,7 +124,7 @@ class ExactLeaf:
                 solver.set_payoff(leaves.m0)
                 solver.iterate(self.warm)
             values = _traverse(
-                solver.tree, solver.average(), solver.payoff, best=leaves.best, roles=leaves.roles
+                solver.tree, solver.average(), solver.payoff, best=(True, True), roles=leaves.roles
             )
             for r in leaves.roles:
                 out[r][i] = values[r]
