@@ -10,8 +10,13 @@ change the cost. This measures the solve that ``SubgameResolver(depth=N)`` runs 
 decision; that class itself still needs the whole game's round trees, so it does not
 play 5x5 yet.
 
+With ``--exploit DEPTH:LEAF ...`` (``full:call`` for full depth) it prints instead the
+exact exploitability of ``SubgameResolver(belief, depth=DEPTH, leaf=LEAF)`` on a game
+the solver builds (seat 0's tables, as ``tests/test_resolve.py`` measures).
+
 Usage:
     python benchmarks/depth_limited.py --dice 5 --faces 6 --depths 1 2 3 --iterations 100
+    python benchmarks/depth_limited.py --dice 1 --faces 4 --exploit full:call 2:exact
 """
 
 from __future__ import annotations
@@ -67,6 +72,30 @@ def decision_seconds(game, key, bids, depth, iterations):
     return time.perf_counter() - t
 
 
+def exploitability(rules, specs, iterations):
+    """Prints the exact exploitability of each ``DEPTH:LEAF`` re-solver on ``rules``."""
+    from liars_env.agents import make_agent
+    from liars_env.solver import exploit
+    from liars_env.solver.resolve import SubgameResolver
+
+    for spec in specs:
+        depth, _, leaf = spec.partition(":")
+        start = time.perf_counter()
+        resolver = SubgameResolver(
+            make_agent("belief", rules),
+            rules,
+            iterations=iterations,
+            depth=None if depth == "full" else int(depth),
+            leaf=leaf or "call",
+        )
+        value = exploit(resolver, rules, seats=(0,)).exploitability
+        print(
+            f"{rules.dice_per_player}x{rules.faces} depth={depth} leaf={leaf}: "
+            f"exploitability {value:.4f} ({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dice", type=int, default=5)
@@ -75,8 +104,12 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--iterations", type=int, default=100)
     parser.add_argument("--decisions", type=int, default=5)
+    parser.add_argument("--exploit", nargs="*", default=None, metavar="DEPTH:LEAF")
     args = parser.parse_args()
     rules = RuleSet.preset(args.preset, num_players=2, dice_per_player=args.dice, faces=args.faces)
+    if args.exploit is not None:
+        exploitability(rules, args.exploit, args.iterations)
+        return
     game = LiarsDiceGame(rules)
     key = start_state(rules)
     codec = game.codec
