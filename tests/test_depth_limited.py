@@ -142,6 +142,7 @@ def _exploitability(rules, depth, leaf):
 PERUDO_1X3 = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=3)
 
 
+@pytest.mark.slow
 def test_exact_leaves_re_solve_about_as_well_as_full_depth():
     # perudo 1x3 at depth 2: 0.0015 against full depth's 0.0008; with each hand valued
     # by its own play at the leaves (not its best response) it was 0.091; the call leaf
@@ -170,6 +171,7 @@ def test_exact_leaves_on_perudo_1x4_lose_little_to_full_depth(depth):
         ({"depth": 1}, "depth must be an int >= 2"),
         ({"depth": "3"}, "depth must be an int >= 2"),
         ({"depth": 2, "leaf": "net"}, "leaf must be one of call, exact, got 'net'"),
+        ({"leaf": "net"}, "leaf must be one of call, exact, got 'net'"),
         ({"depth": 2, "leaf": 3}, "leaf must be one of call, exact or a leaf function"),
     ],
 )

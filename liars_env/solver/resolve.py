@@ -25,6 +25,14 @@ in later rounds; a mapping or callable gives them from elsewhere (a value networ
 On a game of one round (one die each) the leaves are the game's end and the play is the
 game's equilibrium, whatever the base and the values.
 
+Depth-limited re-solving (``depth=N``): each solve keeps only the next ``N`` bids
+below the decision, and a leaf function (:class:`LeafFunction`;
+:mod:`liars_env.solver.leaves`) values the nodes cut off from both players' ranges
+there, asked again at every CFR iteration. The gadget, the ranges carried between
+decisions and the settling of calls are the same code as at full depth (``depth=None``,
+which is a depth beyond the round's end); where a decision's node is a leaf of the
+previous solve, the opponent's stopping values are the leaf function's there.
+
 Only 2-player games whose round trees the solver builds (:func:`round_states`) can be
 resolved; the trees are built once per resolver.
 """
@@ -410,7 +418,8 @@ class SubgameResolver:
                 f"opponent's reply at least) or None (the round's end), got {depth!r}"
             )
         self.depth = depth
-        self.leaf = _leaf_function(leaf) if depth is not None else None
+        leaf_function = _leaf_function(leaf)  # (checked even where unused)
+        self.leaf = leaf_function if depth is not None else None
         self.name = name or f"resolve:{getattr(base, 'name', type(base).__name__)}"
         self._tables: dict[int, AgentTables] = {}
         self._values: dict[RoundState, float] = {}
