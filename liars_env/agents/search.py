@@ -230,7 +230,12 @@ class SearchAgent(SearchBelief, SearchPlayouts):
                 values = self._critic_value
             try:
                 self.resolver = SubgameResolver(
-                    base, rules, self.settings.iterations, values=values
+                    base,
+                    rules,
+                    self.settings.iterations,
+                    values=values,
+                    depth=self.settings.resolve_depth,
+                    leaf=self.settings.leaf,
                 )
             except ValueError as exc:
                 raise ValueError(

@@ -16,7 +16,10 @@ PRIOR_FLOOR = 1e-3
 values can still pick a move the base all but rules out (a call it never makes)."""
 
 DEPTHS = ("round", "game")
-"""Values of the ``depth`` setting."""
+"""Named values of the ``depth`` setting (``method=resolve`` also takes a number)."""
+
+LEAVES = ("call", "exact")
+"""Values of the ``leaf`` setting (``method=resolve`` with a numeric ``depth``)."""
 
 METHODS = ("rollout", "resolve")
 """Values of the ``method`` setting."""
@@ -47,7 +50,14 @@ class SearchSettings:
     """The base agent's most likely bids searched (every legal call is searched too)."""
     depth: str = "round"
     """``round``: play to the searcher's first decision after the round and score it
-    (value head, or the dice left); ``game``: play to the end of the game."""
+    (value head, or the dice left); ``game``: play to the end of the game. With
+    ``method=resolve``: ``round`` (the default) solves to the round's end, a number
+    ``N >= 2`` solves ``N`` bids ahead and values the leaves by ``leaf``
+    (depth-limited re-solving)."""
+    leaf: str = "call"
+    """With ``method=resolve`` and a numeric ``depth``, the leaf value function:
+    ``call`` (the standing bid called at once) or ``exact`` (the rest of the round
+    solved from the leaf's ranges; small games only)."""
     temperature: float | None = None
     """``τ`` of the choice rule (see the module docstring); smaller is greedier.
     ``None``: by the belief (:data:`CHOICE_RULES`)."""
@@ -91,6 +101,13 @@ class SearchSettings:
     playing itself there) or ``critic`` (a checkpoint base's value network at the round's
     first decision, averaged over the opener's hands: a learned estimate)."""
 
+    @property
+    def resolve_depth(self) -> int | None:
+        """The ``depth`` of ``method=resolve`` in bids, or ``None`` (to the round's end)."""
+        if self.method != "resolve" or self.depth in DEPTHS:
+            return None
+        return int(self.depth)
+
     def __post_init__(self) -> None:
         for name in ("samples", "rollouts", "candidates", "iterations"):
             value = getattr(self, name)
@@ -107,7 +124,26 @@ class SearchSettings:
         if self.method not in METHODS:
             raise ValueError(f"search setting method must be one of {METHODS}, got {self.method!r}")
         if self.depth not in DEPTHS:
-            raise ValueError(f"search setting depth must be one of {DEPTHS}, got {self.depth!r}")
+            try:
+                number = int(self.depth)
+            except ValueError:
+                number = 0
+            if number < 2 or str(number) != self.depth.strip():
+                raise ValueError(
+                    f"search setting depth must be one of {DEPTHS} or, with method=resolve, "
+                    f"a whole number of bids >= 2, got {self.depth!r}"
+                )
+            if self.method != "resolve":
+                raise ValueError(
+                    f"search setting depth={self.depth} (a number of bids) needs "
+                    f"method=resolve; method={self.method} takes one of {DEPTHS}"
+                )
+        if self.leaf not in LEAVES:
+            raise ValueError(f"search setting leaf must be one of {LEAVES}, got {self.leaf!r}")
+        if self.leaf != "call" and self.resolve_depth is None:
+            raise ValueError(
+                f"search setting leaf={self.leaf} needs method=resolve with a numeric depth"
+            )
         if self.belief not in BELIEFS:
             raise ValueError(f"search setting belief must be one of {BELIEFS}, got {self.belief!r}")
         for name in self.types.split("+"):

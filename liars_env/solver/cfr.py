@@ -40,6 +40,10 @@ def _traverse(
             counterfactual values (for regret updates).
         roles: The roles whose values to compute.
 
+    A depth-limited tree (a depth with ``leaf_edges``) has a method
+    ``leaf_values(d, (reach0, reach1), m0, roles)`` giving, per role of ``roles``, its
+    counterfactual values at depth ``d``'s leaf edges from both roles' reach there.
+
     Returns:
         Per role (``None`` for roles not computed), its counterfactual value per own
         hand at the root (the opponent's chance probabilities included, its own not).
@@ -56,6 +60,13 @@ def _traverse(
         nxt[a] = actor[depth.child_edges]
         nxt[1 - a] = other[depth.child_edges]
         reach.append(nxt)
+    # a depth-limited tree's leaves, valued from both roles' reach there (this pass's)
+    leaves: dict[int, list[np.ndarray | None]] = {}
+    for d, depth in enumerate(depths):
+        if len(depth.leaf_edges):
+            actor, other = (r[depth.leaf_edges] for r in edge_reach[d])
+            reach01 = (actor, other) if depth.actor == 0 else (other, actor)
+            leaves[d] = tree.leaf_values(d, reach01, payoff[0], roles)
     below: list[np.ndarray | None] = [None, None]
     for d in range(len(depths) - 1, -1, -1):
         depth = depths[d]
@@ -68,6 +79,8 @@ def _traverse(
             if len(depth.child_edges):
                 v[depth.child_edges] = below[role]
             v[depth.term_edges] = _call_values(depth, payoff[role], opp, role)
+            if len(depth.leaf_edges):
+                v[depth.leaf_edges] = leaves[d][role]
             if role != a:
                 node[role] = np.add.reduceat(v, depth.starts, axis=0)
                 continue

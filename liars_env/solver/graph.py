@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from liars_env.engine import GameState, LiarsDiceGame
-from liars_env.rules import RuleSet
+from liars_env.rules import RuleSet, count_matches
 
 MAX_PUBLIC_NODES = 400_000
 """Most decision nodes one round's public tree (its bid sequences) may hold."""
@@ -87,7 +87,9 @@ def check_supported(rules: RuleSet) -> None:
 class _Depth:
     """The decision nodes of one depth of a round's public tree and their edges.
 
-    Edges are sorted by parent node; ``starts[n]`` is the first edge of node ``n``.
+    Edges are sorted by parent node; ``starts[n]`` is the first edge of node ``n``. Every
+    edge is a bid to a node of the next depth (``child_edges``), a call
+    (``term_edges``) or, in a depth-limited tree, a bid to a leaf (``leaf_edges``).
     """
 
     actor: int
@@ -101,6 +103,9 @@ class _Depth:
     term_type: np.ndarray
     edge_child: np.ndarray
     term_groups: list[tuple[int, np.ndarray]] = field(default_factory=list)
+    leaf_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Bids whose node is cut off (a depth-limited tree's leaves): valued by its leaf
+    function, neither a child nor a call."""
 
     def __post_init__(self) -> None:
         order = np.argsort(self.term_type, kind="stable")
@@ -211,10 +216,15 @@ class RoundTree:
                 )
         self.size = (int(nodes), int(edges))
 
-    def _build(self) -> list[_Depth]:
+    def _build(self, last0: int = -1, actor0: int = 0, limit: int | None = None) -> list[_Depth]:
+        """The public tree below the node where ``actor0`` moves after bid ``last0``.
+
+        With ``limit`` it stops after that many bids: the bids at its last depth lead to
+        leaves (``leaf_edges``).
+        """
         depths = []
-        last = np.array([-1])
-        actor = 0
+        last = np.array([last0])
+        actor = actor0
         type_ids: dict[tuple[int, int, int], int] = {}
         while len(last):
             mask = self.legal[actor][last + 1]
@@ -222,12 +232,19 @@ class RoundTree:
             counts = mask.sum(axis=1)
             starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
             is_bid = action < self.num_bids
-            child_edges = np.flatnonzero(is_bid)
+            cut = limit is not None and len(depths) == limit - 1
+            child_edges = np.flatnonzero(is_bid & (not cut))
+            leaf_edges = np.flatnonzero(is_bid) if cut else np.zeros(0, dtype=np.int64)
             term_edges = np.flatnonzero(~is_bid)
             term_type = np.empty(len(term_edges), dtype=np.int64)
             for i, e in enumerate(term_edges):
                 t = (int(action[e]), int(last[parent[e]]), actor)
                 term_type[i] = type_ids.setdefault(t, len(type_ids))
+            if cut:  # the leaves' calls: their types, for the leaf function
+                for e in leaf_edges:
+                    type_ids.setdefault(
+                        (self.game.codec.challenge, int(action[e]), 1 - actor), len(type_ids)
+                    )
             edge_child = np.full(len(action), -1)
             edge_child[child_edges] = np.arange(len(child_edges))
             depths.append(
@@ -242,6 +259,7 @@ class RoundTree:
                     term_edges=term_edges,
                     term_type=term_type,
                     edge_child=edge_child,
+                    leaf_edges=leaf_edges,
                 )
             )
             last = action[child_edges]
@@ -249,10 +267,52 @@ class RoundTree:
         self._type_keys = sorted(type_ids, key=type_ids.get)
         return depths
 
+    @classmethod
+    def head(cls, game: LiarsDiceGame, key: RoundState, last: int, actor: int, depth: int):
+        """The first ``depth`` bids of a round below one node, for rounds of any size.
+
+        The tree below the node where ``actor`` (0: the opener) moves after bid ``last``
+        (``-1``: the round's first bid), cut ``depth`` bids down (its last depth's bids
+        lead to leaves; every call within it, and the call of each leaf's bid, has its
+        type). No size limit is checked: the caller picks a depth that fits. Calls are
+        settled once per count of the bid's face (:meth:`resolve_outcomes`), so large
+        hands are cheap; only common-hand rules.
+
+        Raises:
+            ValueError: for a ``depth`` below 1 or individual-hand rules.
+        """
+        if type(depth) is not int or depth < 1:
+            raise ValueError(f"depth must be a positive int, got {depth!r}")
+        if game.rules.hand != "common":
+            raise ValueError("a round's head is built for common-hand rules only")
+        tree = cls.__new__(cls)
+        tree.game, tree.key = game, key
+        faces = game.rules.faces
+        hands0, probs0 = hands_of(key.opener_dice, faces)
+        hands1, probs1 = hands_of(key.responder_dice, faces)
+        tree.hands, tree.probs = (hands0, hands1), (probs0, probs1)
+        tree.hand_index = (
+            {h: i for i, h in enumerate(hands0)},
+            {h: i for i, h in enumerate(hands1)},
+        )
+        tree.num_bids = game.codec.num_bids
+        tree.legal = (tree._legal_table(0), tree._legal_table(1))
+        tree.depths = tree._build(last, actor, depth)
+        tree.outcomes, tree.type_outcome, tree._by_count = None, None, True
+        return tree
+
     # -------------------------------------------------------------- outcomes
     def resolve_outcomes(self) -> None:
-        """Settles every call type for every pair of hands with the engine (once)."""
+        """Settles every call type for every pair of hands with the engine (once).
+
+        A round's head (:meth:`head`) settles each call type once per count of the
+        bid's face among both hands, on a pair of hands with that count, and gives every
+        pair the outcome of its count.
+        """
         if self.outcomes is not None:
+            return
+        if getattr(self, "_by_count", False):
+            self._resolve_by_count()
             return
         codec = self.game.codec
         rng = np.random.default_rng(0)
@@ -271,6 +331,35 @@ class RoundTree:
                     table[t, i, j] = outcomes.setdefault(outcome, len(outcomes))
         self.outcomes = sorted(outcomes, key=outcomes.get)
         self.type_outcome = table
+
+    def _resolve_by_count(self) -> None:
+        codec, rules, palifico = self.game.codec, self.game.rules, self.key.palifico
+        rng = np.random.default_rng(0)
+        outcomes: dict[tuple[str, Any], int] = {}
+        shape = (len(self._type_keys), len(self.hands[0]), len(self.hands[1]))
+        table = np.zeros(shape, dtype=np.int64)
+        counts: dict[int, np.ndarray] = {}
+        for t, (action, last, caller) in enumerate(self._type_keys):
+            quantity, face = codec.decode_bid(last)
+            if face not in counts:
+                c = [
+                    np.array([count_matches(rules, [h], face, palifico=palifico) for h in hs])
+                    for hs in self.hands
+                ]
+                counts[face] = c[0][:, None] + c[1][None, :]
+            total = counts[face]
+            for c in np.unique(total):
+                i, j = (int(x[0]) for x in np.nonzero(total == c))
+                state = self.state([(1 - caller, quantity, face)], dice=self.hands_pair(i, j))
+                state.current_player = caller
+                self.game.apply(state, action, rng)
+                table[t][total == c] = outcomes.setdefault(_outcome_of(state), len(outcomes))
+        self.outcomes = sorted(outcomes, key=outcomes.get)
+        self.type_outcome = table
+
+    def hands_pair(self, i: int, j: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Role 0's hand ``i`` and role 1's hand ``j``."""
+        return self.hands[0][i], self.hands[1][j]
 
     def successors(self) -> list[RoundState]:
         """Round states that can follow this round."""
