@@ -3,7 +3,7 @@
 A depth-limited solve stops a number of bids below the decision; each of its leaves is
 a public state of the round (the dice counts, whose turn it is, the bid standing) with
 both players' ranges there, and a leaf function gives each player's counterfactual
-value of the rest of the round from it, per hand (:class:`~.resolve.LeafFunction`). The
+value of the rest of the round from it, per hand (:class:`~.subtree.LeafFunction`). The
 solve asks again at every CFR iteration, from that iteration's ranges (as ReBeL and
 CFR-D do), so a leaf may depend on the ranges in any way.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from liars_env.solver.cfr import RoundSolver, _traverse
-from liars_env.solver.resolve import Leaves, subtree
+from liars_env.solver.subtree import Leaves, subtree
 
 LEAVES = ("call", "exact")
 """Named leaf value functions (:func:`make_leaf`)."""
@@ -71,7 +71,7 @@ class ExactLeaf:
     one outer solve, ``warm`` more from the regrets it has (warm start), its average
     restarted so that the values follow the outer solve's current ranges. The values
     are each role's counterfactual best-response values against the other's average
-    (see :class:`~.resolve.LeafFunction` for why not its own play's). With ``warm=1`` the outer
+    (see :class:`~.subtree.LeafFunction` for why not its own play's). With ``warm=1`` the outer
     solve and its leaves' solves together are CFR+ on the whole rest of the round (the
     outer iteration's values at a leaf are those of the leaf's current strategy), so the
     depth-limited solve converges to the full-depth one.
