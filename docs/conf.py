@@ -10,6 +10,8 @@ broken one fails it; the labs' student versions (exercises left to fill in) are 
 unexecuted.
 """
 
+import functools
+import importlib
 from pathlib import Path
 
 from liars_env.version import __version__
@@ -140,10 +142,12 @@ def add_colab_line(app, docname, source):
             return
 
 
+@functools.cache
 def _resolve(dotted: str):
-    """The object a dotted path names (``pkg.module.Class.method``), or ``None``."""
-    import importlib
+    """The object a dotted path names (``pkg.module.Class.method``), or ``None``.
 
+    Cached: the build asks for the same few thousand paths for each of its references.
+    """
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         try:
@@ -156,6 +160,17 @@ def _resolve(dotted: str):
                 return None
         return obj
     return None
+
+
+@functools.lru_cache(maxsize=4)
+def _documented_as(names: tuple[str, ...]) -> dict[int, list[str]]:
+    """The documented names of each object (by ``id``) that ``names`` resolve to."""
+    out: dict[int, list[str]] = {}
+    for name in names:
+        obj = _resolve(name)
+        if obj is not None:
+            out.setdefault(id(obj), []).append(name)
+    return out
 
 
 def resolve_as_python_does(app, env, node, contnode):
@@ -175,7 +190,7 @@ def resolve_as_python_does(app, env, node, contnode):
     wanted = (_resolve(f"{module}.{target}") if module else None) or _resolve(target)
     suffix = [n for n in domain.objects if n == target or n.endswith("." + target)]
     if wanted is not None:
-        same = [n for n in domain.objects if _resolve(n) is wanted]
+        same = _documented_as(tuple(domain.objects)).get(id(wanted), [])
         matches = same if len(same) == 1 else [n for n in same if n in suffix]
     else:
         matches = suffix

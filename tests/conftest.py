@@ -17,6 +17,28 @@ from helpers import TINY
 from liars_train import train as train_cli
 
 
+RAY_MODULES = {
+    "test_cluster",
+    "test_determinism",
+    "test_distributed",
+    "test_ray_processes",
+    "test_rllib",
+    "test_roles",
+}
+"""Test modules that start Ray clusters: run one after another, in one xdist worker."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Puts the tests of :data:`RAY_MODULES` in one ``xdist_group`` (``--dist loadgroup``).
+
+    The suite runs on every core (``pytest -n auto``); the tests that start Ray clusters
+    of their own, each sized for the whole machine, take turns on one of them.
+    """
+    for item in items:
+        if item.path.stem in RAY_MODULES:
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
     """A tiny run of ``liars-train`` (``helpers.TINY``), trained once per session."""

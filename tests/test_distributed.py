@@ -144,9 +144,19 @@ def test_the_in_process_trainer_never_imports_ray():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def _crash(*args, **kwargs):
-    """A task whose worker dies, as one on a node that is lost."""
-    os._exit(1)
+def _crash_outside(driver: int):
+    """A task whose worker process dies, as one on a node that is lost.
+
+    It kills only a process other than ``driver`` (the test's own): should Ray ever run it
+    in the driver, the test fails with a message instead of ending the whole test run.
+    """
+
+    def crash(*args, **kwargs):
+        if os.getpid() == driver:
+            raise RuntimeError("the crashing task ran in the test's own process")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    return crash
 
 
 def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, capsys):
@@ -159,7 +169,7 @@ def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, c
     rules = game_rules(args)
     policy = PolicyNet(network_shape(args, BatchedEnv(rules, num_envs=1, seed=0)), rules)
     evaluations = RemoteEvaluations(args)
-    evaluations.task = ray.remote(num_cpus=0, max_retries=0)(_crash)
+    evaluations.task = ray.remote(num_cpus=0, max_retries=0)(_crash_outside(os.getpid()))
     evaluations.submit(policy, 2, 512)
     assert evaluations.done(wait=True) == []  # no row: run again once, then skipped
     out = capsys.readouterr().out

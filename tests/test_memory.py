@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(memory._glibc() is None, reason="glibc's malloc 
 PROBE = """
 import json, resource, sys, torch
 from liars_env.batched import memory
+torch.set_num_threads(1)  # the main thread's allocations alone, whatever the machine's load
 {setup}
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -62,7 +63,7 @@ def test_glibcs_own_thresholds_return_freed_blocks_as_page_faults():
 def test_a_batched_env_on_the_cpu_keeps_freed_blocks_for_reuse():
     out = probe("from liars_env.batched import BatchedEnv; BatchedEnv(num_envs=4)")
     assert out["applied"] is True
-    assert out["faults"] < 0.05 * PAGES_PER_ROUND
+    assert out["faults"] < 0.15 * PAGES_PER_ROUND  # (the growth alone: 16 pages a round)
 
 
 @pytest.mark.parametrize(

@@ -110,6 +110,19 @@ def _first_checkpoint(run: Path, proc: subprocess.Popen, within: float = 240.0) 
     time.sleep(1.0)  # (the rename is atomic; let one more update start)
 
 
+def _communicate_or_dump(proc: subprocess.Popen, within: float) -> tuple[str, str]:
+    """The run's output once it ends; if it is still running after ``within`` seconds,
+    fails with where each of its threads is (``liars-train`` dumps them on SIGUSR1)."""
+    try:
+        return proc.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2.0)
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the run did not end within {within} s; its threads:\n{err[-6000:]}")
+
+
 def _resume_to_the_end(folder: Path, run: Path) -> None:
     steps = sorted((run / "checkpoints").glob("step_*"))
     step = int(steps[-1].name.removeprefix("step_"))
@@ -128,8 +141,9 @@ def test_ctrl_c_stops_cleanly_and_leaves_a_resumable_run(tmp_path, ray_tmp):
     _first_checkpoint(run, proc)
     assert ray_processes(ray_tmp), "the run should have started a Ray of its own"
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    out, err = _communicate_or_dump(proc, within=120)
     assert proc.returncode == 130, err
+    assert "stopping after this update" in err
     assert f"stopped; continue with liars-train --resume {run}" in err
     assert _none_left(ray_tmp) == []  # no Ray process outlives the run
     _resume_to_the_end(ray_tmp, run)

@@ -47,7 +47,7 @@ def _code_of(obj) -> str:
         first = body[0] if isinstance(body, list) and body else None
         value = first.value if isinstance(first, ast.Expr) else None
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            body.pop(0)
+            body[0:1] = [] if len(body) > 1 else [ast.Pass()]  # (a body of a docstring alone)
     return ast.unparse(tree)
 
 

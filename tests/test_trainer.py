@@ -110,3 +110,28 @@ def test_bf16_update_learns_and_keeps_float32_weights(tmp_path):
         ]
         drops[bf16] = loss[0] - loss[-1]
     assert drops[True] > 1.0 and drops[True] > 0.7 * drops[False], drops
+
+
+def test_a_requested_stop_ends_the_loop_between_updates_and_the_run_resumes(tmp_path):
+    import pytest
+
+    from liars_train.ppo.trainer import StopRequested
+
+    sets = [f"runs_dir={tmp_path}", "run_name=stop", *TINY, "checkpoint_every=1"]
+    trainer = ppo.Trainer(ppo.load_args(None, sets))
+    learn = trainer._learn
+
+    def learn_then_ask(*a, **k):  # as liars-train's Ctrl-C handler does, mid-update
+        out = learn(*a, **k)
+        if trainer.update == 1:
+            trainer.request_stop()
+        return out
+
+    trainer._learn = learn_then_ask
+    with pytest.raises(StopRequested, match="stopped at update 2"):
+        trainer.train()
+    assert isinstance(StopRequested(), KeyboardInterrupt)
+    resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
+    assert resumed.update == 2 and not resumed.stop_requested
+    resumed.train()
+    assert resumed.update == resumed.num_updates == 4

@@ -11,7 +11,12 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import faulthandler
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 
 from liars_env.agents.policy import CheckpointError
 from liars_train.config import load_run_settings, load_settings
@@ -104,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"liars-train: {exc}", file=sys.stderr)
         return 2
     try:
-        table = trainer.train()
+        with _ctrl_c_stops_between_updates(trainer):
+            table = trainer.train()
     except KeyboardInterrupt:  # the roles are stopped; the last checkpoint stands
         print(
             f"\nliars-train: stopped; continue with liars-train --resume {trainer.run_dir}",
@@ -118,6 +124,37 @@ def main(argv: list[str] | None = None) -> int:
     if curve.exists():
         print(f"learning curve: {curve}")
     return 0
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_between_updates(trainer) -> Iterator[None]:
+    """The first Ctrl-C stops the run before its next update; a second one stops it now.
+
+    Stopping between updates never cuts a Ray call in half, so the actors and Ray are
+    shut down cleanly. ``kill -USR1 <pid>`` prints where every thread of the run is (to
+    stderr), for a run that seems stuck.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_ctrl_c(signum, frame):
+        if trainer.stop_requested or trainer.update >= trainer.num_updates:
+            raise KeyboardInterrupt  # again, or in the final evaluation: now
+        trainer.request_stop()
+        print(
+            "\nliars-train: stopping after this update (Ctrl-C again to stop now)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    with contextlib.suppress(AttributeError, ValueError, RuntimeError):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _refuse_pipeline_as_config(config: str | None) -> None:

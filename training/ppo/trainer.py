@@ -43,6 +43,13 @@ from liars_train.ppo.update import ppo_update
 from liars_train.reports import plot_learning_curve, progress_bar, tqdm_write, write_metrics
 
 
+class StopRequested(KeyboardInterrupt):
+    """Raised by the loop between two updates once :meth:`Trainer.request_stop` was called.
+
+    A ``KeyboardInterrupt``, so a caller that stops on Ctrl-C stops on it too.
+    """
+
+
 class Trainer:
     """State and loop of one training run (see the module docstring).
 
@@ -138,6 +145,17 @@ class Trainer:
             self._close_roles()
             raise
 
+    stop_requested = False
+    """Set by :meth:`request_stop`; the loop stops before its next update."""
+
+    def request_stop(self) -> None:
+        """Asks the loop to stop before its next update (with :class:`StopRequested`).
+
+        Safe to call from a signal handler: it only sets :attr:`stop_requested`. The
+        roles are stopped and the last checkpoint stands, as after a Ctrl-C.
+        """
+        self.stop_requested = True
+
     def _close_roles(self) -> None:
         """Stops the roles (the exploiter, the evaluations, the rollout source)."""
         self.exploiter.close()
@@ -182,6 +200,8 @@ class Trainer:
         with self._timed("start"):
             self.rollout.start(self.policy)
         while run.update < self.num_updates:
+            if self.stop_requested:  # between two updates: no Ray call is cut in half
+                raise StopRequested(f"stopped at update {run.update}")
             # collect: a batch of learner decisions with the weights of now
             teaching = self._teacher_weight()
             with self._timed("collect"):
