@@ -55,7 +55,7 @@ import torch
 from liars_env.agents.batched import make_batched_bot
 from liars_env.agents.policy import PolicyNet
 from liars_env.batched import BatchedEnv
-from liars_train.distributed.cluster import connect, require_ray
+from liars_train.distributed.cluster import connect, crowding_note, require_ray
 from liars_train.distributed.league_sync import (
     Delta,
     LeagueMirror,
@@ -304,6 +304,11 @@ class RemoteRollouts:
         began = time.perf_counter()
         self.started_ray = connect(args.workers)
         self.timings = {"ray_start_s": time.perf_counter() - began}
+        if self.started_ray:  # a Ray of this machine alone: the learner's CPUs are its
+            cpus = int(self.ray.cluster_resources().get("CPU", 0))
+            note = crowding_note(args.workers, cpus, torch.device(device).type)
+            if note:
+                tqdm_write(note)
         self.args, self.league, self.generator, self.device = args, league, generator, device
         self.shares = shares(args.num_envs, args.workers)
         self.share_generator = not args.overlap and generator.device.type == "cpu"
