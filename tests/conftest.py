@@ -16,7 +16,6 @@ from helpers import TINY
 
 from liars_train import train as train_cli
 
-
 RAY_MODULES = {
     "test_cluster",
     "test_determinism",
