@@ -5,14 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
 
 import pytest
-from helpers import TINY
+from helpers import TINY, processes_naming, start_ray_head
 
 from liars_train import train as train_cli
 
@@ -71,27 +67,8 @@ def another_ray_cluster():
         return
     folder = tempfile.mkdtemp(prefix="lo", dir="/tmp")
     os.environ["RAY_TMPDIR"] = folder
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ray_cli = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
-    start = [*ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}"]
-    start += ["--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats"]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    subprocess.run(start, env=env, check=True, capture_output=True, timeout=300)
+    start_ray_head(dict(os.environ))
     yield
-    for pid in _processes_naming(folder):
+    for pid in processes_naming(folder):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)  # (Ray's servers outlast a SIGTERM)
-
-
-def _processes_naming(folder: str) -> list[int]:
-    """Process ids whose command line names ``folder``."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError):
-            if folder in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode():
-                out.append(int(proc.name))
-    return out

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -70,3 +74,35 @@ TINY = [  # a tiny PPO run (the tiny_run fixture of conftest.py)
     "progress=false",
     "torch_threads=1",
 ]
+
+
+def start_ray_head(env: dict[str, str], timeout: float = 300) -> int:
+    """Starts a one-CPU Ray head on 127.0.0.1 with ``ray start`` (as a user's own Ray);
+    returns its port. Its processes name the ``RAY_TMPDIR`` of ``env``
+    (:func:`processes_naming` finds them; stop them by id, never with ``ray stop``)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ray_cli = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+    start = [*ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}"]
+    start += ["--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats"]
+    env = {**env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    subprocess.run(start, env=env, check=True, capture_output=True, timeout=timeout)
+    return port
+
+
+def processes_naming(folder: str | Path) -> list[int]:
+    """Ids of the live processes (not this one, no zombies) whose command line names
+    ``folder``: the Ray processes of a Ray temp folder."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            status = (proc / "status").read_text()
+        except OSError:
+            continue
+        if str(folder) in cmdline and "State:\tZ" not in status:
+            out.append(int(proc.name))
+    return out

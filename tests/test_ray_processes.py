@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import processes_naming, start_ray_head
 
 pytest.importorskip("ray")
 
@@ -52,23 +52,7 @@ def ray_tmp():
     """A short Ray temp folder of the test's own (unix socket paths are short)."""
     folder = Path(tempfile.mkdtemp(prefix="lr", dir="/tmp"))
     yield folder
-    _stop(ray_processes(folder))
-
-
-def ray_processes(folder: Path) -> list[int]:
-    """Process ids whose command line names ``folder`` (Ray's processes of that run)."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            status = (proc / "status").read_text()
-        except OSError:
-            continue
-        if str(folder) in cmdline and "State:\tZ" not in status:
-            out.append(int(proc.name))
-    return out
+    _stop(processes_naming(folder))
 
 
 def _stop(pids: list[int]) -> None:
@@ -80,7 +64,7 @@ def _stop(pids: list[int]) -> None:
 def _none_left(folder: Path, within: float = 20.0) -> list[int]:
     """Waits up to ``within`` seconds for every Ray process of ``folder`` to end."""
     end = time.monotonic() + within
-    while (left := ray_processes(folder)) and time.monotonic() < end:
+    while (left := processes_naming(folder)) and time.monotonic() < end:
         time.sleep(0.5)
     return left
 
@@ -139,7 +123,7 @@ def test_ctrl_c_stops_cleanly_and_leaves_a_resumable_run(tmp_path, ray_tmp):
     run = tmp_path / "stop"
     proc = _train(ray_tmp, *_sets(f"runs_dir={tmp_path}", "run_name=stop", *RUN))
     _first_checkpoint(run, proc)
-    assert ray_processes(ray_tmp), "the run should have started a Ray of its own"
+    assert processes_naming(ray_tmp), "the run should have started a Ray of its own"
     proc.send_signal(signal.SIGINT)
     out, err = _communicate_or_dump(proc, within=120)
     assert proc.returncode == 130, err
@@ -157,7 +141,7 @@ def test_a_killed_driver_leaves_a_run_that_resumes_with_workers(tmp_path, ray_tm
     proc.kill()
     proc.communicate(timeout=60)
     _none_left(ray_tmp)  # Ray's processes share the driver's fate (or are ended here)
-    _stop(ray_processes(ray_tmp))
+    _stop(processes_naming(ray_tmp))
     _resume_to_the_end(ray_tmp, run)
 
 
@@ -193,14 +177,8 @@ print(json.dumps({"plain": plain, "trainer": trainer, "rllib": rllib_address}))
 
 
 def test_another_ray_cluster_on_the_machine_is_never_joined(ray_tmp):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ray_cli = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
-    start = [*ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}"]
-    start += ["--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats"]
-    env = _env(ray_tmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
-    subprocess.run(start, env=env, check=True, capture_output=True, timeout=180)
+    env = _env(ray_tmp)
+    port = start_ray_head(env, timeout=180)
     try:
         probe = subprocess.run(
             [sys.executable, "-c", FOREIGN_PROBE],
@@ -212,7 +190,7 @@ def test_another_ray_cluster_on_the_machine_is_never_joined(ray_tmp):
         assert probe.returncode == 0, probe.stderr
         seen = json.loads(probe.stdout.strip().splitlines()[-1])
     finally:
-        _stop(ray_processes(ray_tmp))
+        _stop(processes_naming(ray_tmp))
     foreign = f"127.0.0.1:{port}"
     assert seen["plain"] == foreign  # the check can fail: a bare ray.init joins it
     assert seen["trainer"] != foreign
