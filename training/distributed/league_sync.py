@@ -132,5 +132,10 @@ def merge_results(
 
 
 def state_dict_cpu(net: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """``net``'s weights on the CPU (what goes into Ray's object store)."""
-    return {k: v.detach().cpu() for k, v in net.state_dict().items()}
+    """A copy of ``net``'s weights of now, on the CPU (what goes into Ray's object store).
+
+    A copy even on the CPU, where ``.cpu()`` would hand back the live parameters: the
+    driver plays a launch's shares and books an evaluation's ``best`` weights after the
+    optimizer has changed them in place.
+    """
+    return {k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()}
