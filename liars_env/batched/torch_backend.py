@@ -126,9 +126,7 @@ class TorchBackend:
         self, env: BatchedEnv, actions: torch.Tensor, active: torch.Tensor | None
     ) -> int:
         """The first game (among ``active``) whose action is not legal, or ``-1``."""
-        if active is not None:
-            actions = torch.where(active, actions, 0)
-        bad = ~env.is_legal(actions)
+        bad = ~env.is_legal(actions)  # (any id: out of range is illegal, not an error)
         if active is not None:
             bad &= active
         return int(bad.nonzero()[0, 0]) if bool(bad.any()) else -1
