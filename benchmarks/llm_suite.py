@@ -33,6 +33,7 @@ from typing import Any
 
 from liars_env.cli import add_rule_arguments
 from liars_env.rules import RuleSet
+from liars_train.evaluation.results import DEFAULT_FALLBACK_THRESHOLD
 
 BOTS = ("random", "probabilistic", "cautious", "bold", "bayes", "belief")
 """The bots the model meets, weakest first."""
@@ -162,7 +163,9 @@ def markdown(spec: str, result: dict[str, Any]) -> str:
         for row in result["ladder"]:
             u = row["usage"] or {}
             rate = u.get("fallbacks", 0) / max(1, u.get("decisions", 0))
-            flag = " (!)" if rate > 0.1 else ""  # the row measures the fallback
+            flag = (
+                " (!)" if rate > DEFAULT_FALLBACK_THRESHOLD else ""
+            )  # the row measures the fallback
             lines.append(
                 f"| {row['bot']} | {row['games']} | {row['win_rate']:.3f}{flag} | "
                 f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}] | "
@@ -188,7 +191,8 @@ def markdown(spec: str, result: dict[str, Any]) -> str:
                 fb = ""
                 if u:
                     rate = u.get("fallbacks", 0) / max(1, u.get("decisions", 0))
-                    fb = f" (fallbacks {100 * rate:.1f}%{' (!)' if rate > 0.1 else ''})"
+                    mark = " (!)" if rate > DEFAULT_FALLBACK_THRESHOLD else ""
+                    fb = f" (fallbacks {100 * rate:.1f}%{mark})"
                 cells.append(f"{e['exploitability']:.4f}{se}{fb}")
             lines.append(f"| {row['rules']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -194,4 +194,4 @@ def test_another_ray_cluster_on_the_machine_is_never_joined(ray_tmp):
     foreign = f"127.0.0.1:{port}"
     assert seen["plain"] == foreign  # the check can fail: a bare ray.init joins it
     assert seen["trainer"] != foreign
-    assert seen["rllib"] in (None,) or seen["rllib"] != foreign
+    assert seen["rllib"] != foreign  # (None: no RLlib installed)

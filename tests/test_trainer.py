@@ -130,7 +130,7 @@ def test_a_requested_stop_ends_the_loop_between_updates_and_the_run_resumes(tmp_
     trainer._learn = learn_then_ask
     with pytest.raises(StopRequested, match="stopped at update 2"):
         trainer.train()
-    assert isinstance(StopRequested(), KeyboardInterrupt)
+    assert issubclass(StopRequested, KeyboardInterrupt)
     resumed = ppo.Trainer(ppo.load_args(None, sets), resume=True)
     assert resumed.update == 2 and not resumed.stop_requested
     resumed.train()

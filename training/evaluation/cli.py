@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from liars_env.cli import add_rule_arguments
+from liars_train.evaluation.results import DEFAULT_FALLBACK_THRESHOLD
 
 EXIT_BAD_INPUT = 2
 """Bad input, or an endpoint that failed its preflight."""
@@ -103,7 +104,7 @@ def add_text_agent_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fallback-threshold",
         type=float,
-        default=0.1,
+        default=DEFAULT_FALLBACK_THRESHOLD,
         metavar="SHARE",
         help="a text agent that falls back on more than this share of its decisions is "
         "flagged: its result measures the fallback (default 0.1)",

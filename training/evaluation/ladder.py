@@ -25,6 +25,7 @@ from pathlib import Path
 from liars_env.agents.policy import CheckpointError
 from liars_env.cli import add_rule_arguments
 from liars_env.rules import RuleSet
+from liars_train.evaluation.results import DEFAULT_FALLBACK_THRESHOLD
 from liars_train.league import member_from_spec, play_match
 
 
@@ -99,7 +100,7 @@ def markdown(table: dict[str, dict[str, dict]], parity: float) -> str:
     return "\n".join(lines)
 
 
-def _fallbacks(cell: dict, threshold: float = 0.1) -> str:
+def _fallbacks(cell: dict, threshold: float = DEFAULT_FALLBACK_THRESHOLD) -> str:
     """A cell's text-agent fallbacks and failed requests, ``(!)`` over ``threshold``."""
     parts = []
     for spec, u in (cell.get("text_usage") or {}).items():

@@ -61,6 +61,7 @@ from liars_env.cli import add_rule_arguments
 from liars_env.rules import PRESETS, RuleSet
 from liars_train.config import parse_rule_overrides
 from liars_train.evaluation.cli import add_text_agent_arguments
+from liars_train.evaluation.results import DEFAULT_FALLBACK_THRESHOLD
 
 
 def build_rules(preset: str, players: int, items: Sequence[str]) -> RuleSet:
@@ -92,7 +93,7 @@ def run(
     samples: int | None = None,
     max_calls: int | None = None,
     bootstrap: int = 100,
-    fallback_threshold: float = 0.1,
+    fallback_threshold: float = DEFAULT_FALLBACK_THRESHOLD,
     agents: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Solves ``rules``, exploits each spec, and returns the JSON-able results.
@@ -357,7 +358,7 @@ def rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 def warnings(result: dict[str, Any]) -> list[str]:
     """One line per sampled agent whose result measures the fallback."""
     lines = []
-    threshold = result.get("fallback_threshold", 0.1)
+    threshold = result.get("fallback_threshold", DEFAULT_FALLBACK_THRESHOLD)
     for spec, row in result["exploit"].items():
         sampled = row.get("sampled") or {}
         if sampled.get("measures_fallback"):
