@@ -10,6 +10,9 @@ Specs:
   ``probabilistic:challenge_threshold=0.4,bluff_rate=0.1``.
 * ``checkpoint:PATH``: a trained policy folder (needs torch).
 * ``solver``: the exact equilibrium of a small 2-player game (see :mod:`liars_env.solver`).
+* ``blueprint``, ``blueprint:PATH``: the last-bid blueprint of a 2-player game at any dice
+  count (:mod:`liars_env.solver.last_bid`): solved for the rules on first use and cached,
+  or read from a file, e.g. ``blueprint:models/blueprint_perudo_2p.npz``.
 * ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
   at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
   ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
@@ -34,8 +37,8 @@ spec as its name. ``ATTR`` may be dotted (``mypkg.bots:Bots.strong``).
 How a spec is read, in order:
 
 1. the built-in forms above win: ``random``, the bot presets, ``NAME:key=value``
-   settings of a bot preset, ``checkpoint:PATH``, ``search:SPEC``, ``llm:MODEL``,
-   ``textarena:CLASS``; a built-in name before a ``:`` is
+   settings of a bot preset, ``checkpoint:PATH``, ``blueprint:PATH``, ``search:SPEC``,
+   ``llm:MODEL``, ``textarena:CLASS``; a built-in name before a ``:`` is
    never read as a module (so ``probabilistic:bluff_rate=0.1`` and ``checkpoint:a.b:c``
    keep their meaning);
 2. any other spec with a ``:`` is an import path ``MODULE:ATTR``: ``MODULE`` a dotted
@@ -82,6 +85,8 @@ AGENT_NAMES = (
     *BOT_PRESETS,
     "checkpoint:PATH",
     "solver",
+    "blueprint",
+    "blueprint:PATH",
     "search:SPEC",
     "llm:MODEL",
     "textarena:CLASS",
@@ -135,6 +140,15 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         from liars_env.solver import SolverAgent  # solves or loads a cached solution
 
         return SolverAgent(rules, seed=seed)
+    if name == "blueprint":
+        from liars_env.solver.agent import BlueprintAgent  # the solver layer, when asked
+        from liars_env.solver.last_bid import Blueprint
+
+        if not arg:
+            return BlueprintAgent(rules=rules, seed=seed)
+        if not os.path.isfile(arg):
+            raise ValueError(f"blueprint file {arg!r} does not exist ('blueprint:PATH')")
+        return BlueprintAgent(Blueprint.load(arg, rules), rules, seed=seed, name=spec)
     if name in BOT_PRESETS:
         _, params = bot_params(spec)
         cls = {"bayes": BayesianAgent, "belief": BeliefAgent}.get(name, ProbabilisticAgent)

@@ -1,4 +1,4 @@
-"""The ``solver`` agent: plays a cached equilibrium strategy."""
+"""The ``solver`` agent (a cached equilibrium) and ``blueprint`` (a last-bid blueprint)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
 from liars_env.solver.cache import cached_solution
 from liars_env.solver.graph import RoundState, check_supported, round_state_of
+from liars_env.solver.last_bid import Blueprint
 from liars_env.solver.solution import Solution
 
 
@@ -79,3 +80,66 @@ class SolverAgent:
             self._had.add(view.opener)
         probs = self.action_probabilities(view)
         return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+
+class BlueprintAgent:
+    """Plays a last-bid blueprint (:mod:`liars_env.solver.last_bid`): ``blueprint`` in specs.
+
+    At each decision it plays the blueprint of its round for its hand and the bid
+    standing. Any dice count of a 2-player, common-hand rule set; a table look-up per
+    decision.
+
+    Args:
+        blueprint: The blueprint; by default the cached one of ``rules`` (solved on
+            first use, minutes at 5 dice each: :func:`~liars_env.solver.cache.cached_blueprint`).
+        rules: The rule set (checked against the blueprint's).
+        seed: Seeds the sampling.
+        name: Display name.
+
+    Raises:
+        ValueError: for rules the blueprint cannot solve, or a blueprint of other rules.
+    """
+
+    def __init__(
+        self,
+        blueprint: Blueprint | None = None,
+        rules: RuleSet | None = None,
+        seed: int | None = None,
+        name: str = "blueprint",
+    ) -> None:
+        if blueprint is None:
+            if rules is None:
+                raise ValueError("BlueprintAgent needs a blueprint or the rules to solve")
+            from liars_env.solver.cache import cached_blueprint
+
+            blueprint = cached_blueprint(rules)
+        if rules is not None and blueprint.rules != rules:
+            raise ValueError(f"the blueprint is of {blueprint.rules}, not of {rules}")
+        self.blueprint = blueprint
+        self.rules = blueprint.rules
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self._had: set[int] = set()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Starts a new game (forgets palifico rounds) and reseeds the sampling."""
+        self._had = set()
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def round_state(self, view: PlayerView) -> RoundState:
+        """The round state of ``view`` (palifico history from this game's rounds)."""
+        return round_state_of(self.blueprint.strategies, view, self._had)
+
+    def action_probabilities(self, view: PlayerView) -> np.ndarray:
+        """The blueprint's probability of every action at ``view``."""
+        role = 0 if view.seat == view.opener else 1
+        last = view.codec.encode_bid(*view.bids[-1][1:]) if view.bids else -1
+        return self.blueprint.probabilities(self.round_state(view), role, last, view.dice)
+
+    def act(self, view: PlayerView) -> int:
+        """Samples an action from the blueprint."""
+        if view.palifico:
+            self._had.add(view.opener)
+        probs = self.action_probabilities(view)
+        return int(self.rng.choice(len(probs), p=probs))

@@ -11,6 +11,7 @@ from typing import Any
 
 from liars_env.rules import RuleSet
 from liars_env.solver.graph import check_supported
+from liars_env.solver.last_bid import BLUEPRINT_VERSION, Blueprint, solve_blueprint
 from liars_env.solver.solution import SOLVER_VERSION, Solution, solve
 
 
@@ -48,3 +49,27 @@ def cached_solution(rules: RuleSet, tolerance: float = 1e-3, **options: Any) -> 
     with contextlib.suppress(OSError):  # a read-only cache only costs time
         solution.save(path)
     return solution
+
+
+def blueprint_path(rules: RuleSet, iterations: int) -> Path:
+    """Where the blueprint of ``rules`` is cached (named by a hash of rules and settings)."""
+    text = json.dumps([rules.to_dict(), iterations], sort_keys=True)
+    digest = hashlib.sha256(f"{BLUEPRINT_VERSION}:{text}".encode()).hexdigest()[:16]
+    return cache_dir() / f"blueprint-{digest}.npz"
+
+
+def cached_blueprint(rules: RuleSet, iterations: int = 400, log=None) -> Blueprint:
+    """The cached last-bid blueprint of ``rules``, else a new one (then cached, atomically).
+
+    A new one keeps each solved round under the cache folder as it goes, so an
+    interrupted solve resumes (:func:`~liars_env.solver.last_bid.solve_blueprint`).
+    """
+    path = blueprint_path(rules, iterations)
+    if path.exists():
+        with contextlib.suppress(ValueError):  # a stale or damaged file: solve again
+            return Blueprint.load(path, rules)
+    rounds = path.with_suffix(".rounds")
+    blueprint = solve_blueprint(rules, iterations, log=log, resume=rounds)
+    with contextlib.suppress(OSError):  # a read-only cache only costs time
+        blueprint.save(path)
+    return blueprint

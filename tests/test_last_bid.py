@@ -1,0 +1,125 @@
+"""The last-bid blueprint: its graph's values against the real tree's, exploitability
+where the truth is known, files, resuming, the agent spec."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from liars_env.agents import make_agent
+from liars_env.rules import RuleSet
+from liars_env.solver import exploit
+from liars_env.solver.agent import BlueprintAgent
+from liars_env.solver.best_response import policy_values
+from liars_env.solver.exploitability import AgentTables
+from liars_env.solver.graph import round_states
+from liars_env.solver.last_bid import Blueprint, round_graphs, solve_blueprint
+
+SMALL = {
+    "perudo 1x3": RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=3),
+    "perudo 2x2": RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=2),
+    "palifico 2x2": RuleSet.preset("perudo_palifico", num_players=2, dice_per_player=2, faces=2),
+    "calza 1x3": RuleSet.preset("perudo_calza", num_players=2, dice_per_player=1, faces=3),
+    "jokers 1x4": RuleSet.preset("jokers", num_players=2, dice_per_player=1, faces=4),
+    "openspiel 1x4": RuleSet.preset(
+        "openspiel_liars_dice", num_players=2, dice_per_player=1, faces=4
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def blueprints() -> dict[str, Blueprint]:
+    return {name: solve_blueprint(rules, iterations=60) for name, rules in SMALL.items()}
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_graph_values_equal_the_real_trees_values_of_the_same_play(blueprints, name):
+    """The graph's backward pass values every round as the full tree of bid sequences
+    does when both players play the blueprint (path-independence of the rest of a round)."""
+    rules, blueprint = SMALL[name], blueprints[name]
+    _, trees = round_states(rules)
+    agent = BlueprintAgent(blueprint)
+    tables = [AgentTables(trees, agent, seat) for seat in (0, 1)]
+    real = policy_values(trees, lambda key, role: tables[role](key, role))
+    assert set(real) == set(blueprint.values)
+    for key, value in real.items():
+        assert blueprint.values[key] == pytest.approx(value, abs=1e-4), key
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_strategies_are_distributions_over_the_legal_actions(blueprints, name):
+    _, graphs = round_graphs(SMALL[name])
+    for key, strategy in blueprints[name].strategies.items():
+        legal = graphs[key].legal
+        for role in (0, 1):
+            probs = strategy[role]
+            rows = legal[role].any(axis=1)
+            assert np.allclose(probs[rows].sum(axis=2), 1.0, atol=1e-5)
+            assert (probs[rows] * ~legal[role][rows][:, None, :]).max() <= 1e-7
+            assert probs.min() >= 0
+
+
+def test_exploitability_where_the_truth_is_known():
+    """Perudo 1×4: measured 0.0149 at 1,000 iterations (docs/strength.md); a broken
+    backward pass or regret update leaves it far above (uniform play: over 0.5)."""
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=4)
+    agent = BlueprintAgent(solve_blueprint(rules, iterations=300))
+    assert exploit(agent, rules).exploitability < 0.025
+
+
+def test_file_round_trip_and_refusals(tmp_path, blueprints):
+    blueprint = blueprints["palifico 2x2"]
+    path = blueprint.save(tmp_path / "bp.npz")
+    loaded = Blueprint.load(path, SMALL["palifico 2x2"])
+    assert loaded.values == blueprint.values and loaded.start == blueprint.start
+    for key, strategy in blueprint.strategies.items():
+        for role in (0, 1):
+            assert np.allclose(loaded.strategies[key][role], strategy[role], atol=1e-3)
+    with pytest.raises(ValueError, match="is a blueprint of"):
+        Blueprint.load(path, SMALL["perudo 2x2"])
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a readable blueprint"):
+        Blueprint.load(bad)
+
+
+def test_an_interrupted_solve_resumes_from_its_finished_rounds(tmp_path):
+    rules = SMALL["perudo 2x2"]
+    first = solve_blueprint(rules, iterations=30, resume=tmp_path)
+    kept = sorted(p.name for p in tmp_path.glob("round-*.npz"))
+    assert len(kept) == len(first.strategies)
+    (tmp_path / kept[0]).unlink()  # as if it stopped before that round
+    lines: list[str] = []
+    again = solve_blueprint(rules, iterations=30, resume=tmp_path, log=lines.append)
+    assert sum("(kept)" in line for line in lines) == len(kept) - 1
+    assert again.values == pytest.approx(first.values)
+    other = solve_blueprint(rules, iterations=31, resume=tmp_path, log=lines.append)
+    assert len(list(tmp_path.glob("round-*.npz"))) == 2 * len(kept)  # settings in the name
+    assert other.iterations == 31
+
+
+def test_agent_specs(tmp_path, blueprints):
+    rules = SMALL["perudo 1x3"]
+    path = blueprints["perudo 1x3"].save(tmp_path / "bp.npz")
+    agent = make_agent(f"blueprint:{path}", rules, seed=0)
+    assert agent.name == f"blueprint:{path}"
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(f"blueprint:{tmp_path / 'none.npz'}", rules)
+    with pytest.raises(ValueError, match="is a blueprint of"):
+        make_agent(f"blueprint:{path}", SMALL["perudo 2x2"])
+    with pytest.raises(ValueError, match="individual|common"):
+        solve_blueprint(RuleSet.preset("individual_hand", num_players=2, dice_per_player=1))
+    with pytest.raises(ValueError, match="2 players"):
+        solve_blueprint(RuleSet.preset("perudo", num_players=3, dice_per_player=1))
+    with pytest.raises(ValueError, match="iterations"):
+        solve_blueprint(rules, iterations=0)
+
+
+def test_five_dice_rounds_build():
+    """The graph of every round of 2-player Perudo with 5 dice each (the 2^60 bid
+    sequences of its first round are 122 nodes here)."""
+    start, graphs = round_graphs(RuleSet.preset("perudo", num_players=2))
+    assert len(graphs) == 21
+    first = graphs[start]
+    assert first.legal.shape == (2, 61, 61)
+    assert first.tree.probs[0].shape == (252,)
