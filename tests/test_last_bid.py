@@ -49,14 +49,24 @@ def test_graph_values_equal_the_real_trees_values_of_the_same_play(blueprints, n
 @pytest.mark.parametrize("name", list(SMALL))
 def test_strategies_are_distributions_over_the_legal_actions(blueprints, name):
     _, graphs = round_graphs(SMALL[name])
-    for key, strategy in blueprints[name].strategies.items():
-        legal = graphs[key].legal
-        for role in (0, 1):
-            probs = strategy[role]
-            rows = legal[role].any(axis=1)
-            assert np.allclose(probs[rows].sum(axis=2), 1.0, atol=1e-5)
-            assert (probs[rows] * ~legal[role][rows][:, None, :]).max() <= 1e-7
-            assert probs.min() >= 0
+    for key, plays in blueprints[name].rounds.items():
+        tree = graphs[key].tree
+        for role, play in enumerate(plays):
+            for n, remembered in enumerate(play.keys):
+                lo, hi = play.first[n], play.first[n + 1]
+                last = int(remembered[-1]) if remembered[-1] >= 0 else -1
+                assert set(play.action[lo:hi]) == set(np.flatnonzero(tree.legal[role][last + 1]))
+                assert np.allclose(play.probs[lo:hi].sum(axis=0), 1.0, atol=1e-5)
+            assert play.probs.min() >= 0
+
+
+@pytest.mark.parametrize("name", ["perudo 2x2", "calza 1x3", "openspiel 1x4"])
+def test_a_memory_as_long_as_the_round_is_the_real_game(name):
+    """Remembering every bid, the graph is the tree of bid sequences and CFR+ on it
+    reaches the equilibrium (the exact solver's figure: 0)."""
+    rules = SMALL[name]
+    blueprint = solve_blueprint(rules, iterations=300, memory=64)
+    assert exploit(BlueprintAgent(blueprint), rules).exploitability < 0.01
 
 
 def test_exploitability_where_the_truth_is_known():
@@ -72,9 +82,10 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
     path = blueprint.save(tmp_path / "bp.npz")
     loaded = Blueprint.load(path, SMALL["palifico 2x2"])
     assert loaded.values == blueprint.values and loaded.start == blueprint.start
-    for key, strategy in blueprint.strategies.items():
+    for key, plays in blueprint.rounds.items():
         for role in (0, 1):
-            assert np.allclose(loaded.strategies[key][role], strategy[role], atol=1e-3)
+            assert np.allclose(loaded.rounds[key][role].probs, plays[role].probs, atol=1e-3)
+            assert (loaded.rounds[key][role].action == plays[role].action).all()
     with pytest.raises(ValueError, match="is a blueprint of"):
         Blueprint.load(path, SMALL["perudo 2x2"])
     bad = tmp_path / "bad.npz"
@@ -87,7 +98,7 @@ def test_an_interrupted_solve_resumes_from_its_finished_rounds(tmp_path):
     rules = SMALL["perudo 2x2"]
     first = solve_blueprint(rules, iterations=30, resume=tmp_path)
     kept = sorted(p.name for p in tmp_path.glob("round-*.npz"))
-    assert len(kept) == len(first.strategies)
+    assert len(kept) == len(first.rounds)
     (tmp_path / kept[0]).unlink()  # as if it stopped before that round
     lines: list[str] = []
     again = solve_blueprint(rules, iterations=30, resume=tmp_path, log=lines.append)
@@ -121,5 +132,5 @@ def test_five_dice_rounds_build():
     start, graphs = round_graphs(RuleSet.preset("perudo", num_players=2))
     assert len(graphs) == 21
     first = graphs[start]
-    assert first.legal.shape == (2, 61, 61)
+    assert len(first.actor) == 120  # the opening, then either player after each bid reached
     assert first.tree.probs[0].shape == (252,)

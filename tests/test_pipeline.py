@@ -221,6 +221,10 @@ def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
         ("pipeline: p\nresult: a\nstages: {a: {from: {pipeline: p.yaml, stage: a}}}", "in a loop"),
         ("pipeline: '../x'\nresult: a\nstages: {a: {train: {}}}", "folder name"),
         ("[1, 2]", "must hold a mapping"),
+        ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, step: 1}}}", "'rule'"),
+        ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, players: 3}}}", "2 pl"),
+        ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: p, iterations: 0}}}", "positive"),
+        ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: individual_hand}}}", "common"),
     ],
 )
 def test_bad_pipeline_files_are_refused_naming_what_is_wrong(tmp_path, body, message):
@@ -244,6 +248,28 @@ def test_liars_train_pipeline_command_plans_and_refuses_bad_input(tmp_path, caps
     assert "--out go with --pipeline" in capsys.readouterr().err
     assert train.main(["--config", str(path)]) == 2
     assert f"run it with liars-train --pipeline {path}" in capsys.readouterr().err
+
+
+def test_a_blueprint_stage_builds_a_blueprint_agent_and_resumes(tmp_path):
+    from liars_env.agents import make_agent
+    from liars_env.rules import RuleSet
+
+    path = _write(
+        tmp_path,
+        "bp.yaml",
+        "pipeline: bp\nresult: solve\nstages:\n  solve:\n    blueprint: {rules: perudo, "
+        "players: 2, iterations: 20, rule: {dice_per_player: 2, faces: 3}}\n",
+    )
+    lines: list[str] = []
+    out = tmp_path / "shipped"
+    model = run_pipeline(path, runs_dir=tmp_path / "runs", out=out, log=lines.append)
+    assert (model / "blueprint.npz").is_file() and (out / "blueprint.npz").is_file()
+    assert any("round 2v2" in line for line in lines)
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)
+    assert make_agent(f"blueprint:{out}", rules).blueprint.iterations == 20
+    lines.clear()
+    run_pipeline(path, runs_dir=tmp_path / "runs", log=lines.append)
+    assert lines == ["[bp 1/1] solve (blueprint): built (" + str(model) + ")"]
 
 
 MODEL_PIPELINES = sorted((ROOT / "configs" / "models").glob("*.yaml"))

@@ -14,6 +14,12 @@ A pipeline file names its stages in the order they run; each is one of:
     A best response trained by ``liars-exploit`` (``target``, ``rules``, ``players``,
     ``steps``, ``seed``, ``init``, ``games``, ``set``); its model is the learner's last
     checkpoint.
+``blueprint``
+    A last-bid blueprint (:func:`liars_env.solver.last_bid.solve_blueprint`) of a
+    2-player rule set: ``rules`` (a preset), ``players`` (2), ``iterations`` (CFR+
+    iterations per round) and ``rule`` (a mapping of rule options, optional). Its model
+    is a folder holding ``blueprint.npz`` (the ``blueprint:FOLDER`` agent); an
+    interrupted solve goes on from its last finished round.
 ``from``
     A stage of another pipeline file (``pipeline``: its path, relative to this file;
     ``stage``: its name), built there (under that pipeline's folder) if it is not yet.
@@ -61,12 +67,16 @@ from liars_env.agents.policy import load_policy, write_checkpoint
 from liars_train.config import load_yaml, make_settings, parse_key_values
 from liars_train.ppo.checkpoints import step_checkpoints
 
-KINDS = ("train", "average", "exploit", "from")
+KINDS = ("train", "average", "exploit", "blueprint", "from")
 """The kinds of stage, each a key of the stage's mapping."""
 TOP_KEYS = {"pipeline", "result", "stages"}
 """The keys of a pipeline file."""
 EXPLOIT_KEYS = {"target", "rules", "players", "steps", "games", "seed", "init", "set"}
 """The settings of an ``exploit`` stage (as ``liars-exploit``'s options)."""
+BLUEPRINT_KEYS = {"rules", "players", "iterations", "rule"}
+"""The settings of a ``blueprint`` stage."""
+BLUEPRINT_FILE = "blueprint.npz"
+"""The file of a ``blueprint`` stage's model folder."""
 REFERENCE = re.compile(r"\$\{([A-Za-z0-9_.-]+)((?:/[A-Za-z0-9_.-]+)*)\}")
 """``${STAGE}`` or ``${STAGE/PATH}`` in a string of a stage."""
 STAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -208,6 +218,8 @@ def _parse_stage(path: Path, name: str, body: Any, earlier: list[str]) -> Stage:
         _check_average(where, stand_in)
     elif kind == "exploit":
         _check_exploit(where, stand_in)
+    elif kind == "blueprint":
+        blueprint_rules(where, stand_in)
     else:
         if not isinstance(spec, dict) or set(spec) != {"pipeline", "stage"}:
             raise ValueError(f"{where}: 'from' needs exactly 'pipeline' (a file) and 'stage'")
@@ -254,6 +266,36 @@ def _check_exploit(where: str, spec: Any) -> None:
     if not isinstance(spec.get("set", []), list):
         raise ValueError(f"{where}: exploit 'set' must be a list of KEY=VALUE strings")
     parse_key_values(spec.get("set", []), what=f"{where}: exploit set")
+
+
+def blueprint_rules(where: str, spec: Any):
+    """The rule set of a ``blueprint`` stage's settings, checked.
+
+    Raises:
+        ValueError: for unknown or missing keys, bad rules, or rules the blueprint
+            cannot solve.
+    """
+    from liars_env.rules import RuleSet
+    from liars_env.solver.graph import check_supported
+
+    if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
+        raise ValueError(
+            f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations' and "
+            f"'rule'; got {sorted(spec) if isinstance(spec, dict) else spec!r}"
+        )
+    iterations = spec.get("iterations", 400)
+    if type(iterations) is not int or iterations < 1:
+        raise ValueError(
+            f"{where}: blueprint iterations must be a positive int, got {iterations!r}"
+        )
+    options = spec.get("rule", {})
+    if not isinstance(options, dict):
+        raise ValueError(f"{where}: blueprint 'rule' must be a mapping of rule options")
+    rules = RuleSet.preset(spec["rules"], num_players=spec.get("players", 2), **options)
+    check_supported(rules)
+    if rules.hand != "common":
+        raise ValueError(f"{where}: the blueprint needs common-hand rules")
+    return rules
 
 
 def _from_path(path: Path, spec: Mapping[str, Any]) -> Path:
@@ -366,6 +408,8 @@ def run_pipeline(
             model = _run_average(spec, folder)
         elif stage.kind == "exploit":
             model = _run_exploit(stage, spec, overrides, base)
+        elif stage.kind == "blueprint":
+            model = _run_blueprint(stage, spec, folder, log)
         else:
             model = taken
         record = _write_record(folder, stage, fingerprint, model, time.perf_counter() - start)
@@ -375,7 +419,13 @@ def run_pipeline(
     if plan_only:
         return None
     result = models[target]
-    if out is not None:
+    if out is not None and (result / BLUEPRINT_FILE).is_file():
+        Path(out).mkdir(parents=True, exist_ok=True)
+        tmp = Path(out) / f".{BLUEPRINT_FILE}.{secrets.token_hex(4)}.tmp"
+        shutil.copyfile(result / BLUEPRINT_FILE, tmp)
+        os.replace(tmp, Path(out) / BLUEPRINT_FILE)
+        log(f"wrote {out}")
+    elif out is not None:
         net, meta = load_policy(result)
         write_checkpoint(Path(out), net, meta, keep_other_files=True)
         log(f"wrote {out}")
@@ -516,6 +566,21 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
             raise ValueError(f"stage {stage.name}: the run left no checkpoint {stage.take}")
     model = base / stage.name / "model"
     export(str(source), str(model))
+    return model
+
+
+def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
+    from liars_env.solver.last_bid import solve_blueprint
+
+    rules = blueprint_rules(f"stage {stage.name}", spec)
+    blueprint = solve_blueprint(
+        rules,
+        spec.get("iterations", 400),
+        log=lambda line: log(f"  {line}"),
+        resume=folder / "rounds",
+    )
+    model = folder / "model"
+    blueprint.save(model / BLUEPRINT_FILE)
     return model
 
 

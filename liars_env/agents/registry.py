@@ -12,7 +12,8 @@ Specs:
 * ``solver``: the exact equilibrium of a small 2-player game (see :mod:`liars_env.solver`).
 * ``blueprint``, ``blueprint:PATH``: the last-bid blueprint of a 2-player game at any dice
   count (:mod:`liars_env.solver.last_bid`): solved for the rules on first use and cached,
-  or read from a file, e.g. ``blueprint:models/blueprint_perudo_2p.npz``.
+  or read from a file or a folder holding ``blueprint.npz``, e.g.
+  ``blueprint:blueprints/perudo_2p``.
 * ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
   at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
   ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
@@ -146,9 +147,13 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
 
         if not arg:
             return BlueprintAgent(rules=rules, seed=seed)
-        if not os.path.isfile(arg):
-            raise ValueError(f"blueprint file {arg!r} does not exist ('blueprint:PATH')")
-        return BlueprintAgent(Blueprint.load(arg, rules), rules, seed=seed, name=spec)
+        path = os.path.join(arg, "blueprint.npz") if os.path.isdir(arg) else arg
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"blueprint file {path!r} does not exist ('blueprint:PATH': a blueprint's "
+                ".npz file or a folder holding blueprint.npz)"
+            )
+        return BlueprintAgent(Blueprint.load(path, rules), rules, seed=seed, name=spec)
     if name in BOT_PRESETS:
         _, params = bot_params(spec)
         cls = {"bayes": BayesianAgent, "belief": BeliefAgent}.get(name, ProbabilisticAgent)

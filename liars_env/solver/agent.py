@@ -134,8 +134,10 @@ class BlueprintAgent:
     def action_probabilities(self, view: PlayerView) -> np.ndarray:
         """The blueprint's probability of every action at ``view``."""
         role = 0 if view.seat == view.opener else 1
-        last = view.codec.encode_bid(*view.bids[-1][1:]) if view.bids else -1
-        return self.blueprint.probabilities(self.round_state(view), role, last, view.dice)
+        bids = [view.codec.encode_bid(q, f) for _, q, f in view.bids]
+        return self.blueprint.probabilities(
+            self.round_state(view), role, bids, view.dice, view.codec.num_actions
+        )
 
     def act(self, view: PlayerView) -> int:
         """Samples an action from the blueprint."""

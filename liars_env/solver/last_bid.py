@@ -58,174 +58,223 @@ except ImportError:  # pragma: no cover
         return args[0] if args and callable(args[0]) else (lambda f: f)
 
 
+NO_BID = -2
+"""Pads a node's remembered bids where fewer bids have been made."""
+
+
 @njit(cache=True)
-def _forward(order, legal_bids, nbids, sigma0, sigma1, reach0, reach1):  # pragma: no cover
+def _forward(order, actor, start, child, local, sigma0, sigma1, reach0, reach1):  # pragma: no cover
     """Each player's reach of every node, summed over the bid sequences into it."""
     reach0[:] = 0.0
     reach1[:] = 0.0
-    reach0[0, 0, :] = 1.0
-    reach1[0, 0, :] = 1.0
+    reach0[0, :] = 1.0
+    reach1[0, :] = 1.0
     for k in range(order.shape[0]):
-        row = order[k]
-        for a in range(2):
-            if a == 1 and row == 0:
+        n = order[k]
+        for e in range(start[n], start[n + 1]):
+            c = child[e]
+            if c < 0:
                 continue
-            for j in range(nbids[a, row]):
-                x = legal_bids[a, row, j]
-                child = x + 1
-                if a == 0:
-                    for h in range(reach0.shape[2]):
-                        reach0[1, child, h] += reach0[0, row, h] * sigma0[row, h, x]
-                    for h in range(reach1.shape[2]):
-                        reach1[1, child, h] += reach1[0, row, h]
-                else:
-                    for h in range(reach1.shape[2]):
-                        reach1[0, child, h] += reach1[1, row, h] * sigma1[row, h, x]
-                    for h in range(reach0.shape[2]):
-                        reach0[0, child, h] += reach0[1, row, h]
+            if actor[n] == 0:
+                reach0[c] += reach0[n] * sigma0[local[e]]
+                reach1[c] += reach1[n]
+            else:
+                reach1[c] += reach1[n] * sigma1[local[e]]
+                reach0[c] += reach0[n]
 
 
 @njit(cache=True)
 def _backward(
-    order, legal, ttype, m0, sigma0, sigma1, reach0, reach1, p0, p1, total, q0, q1, who
+    order,
+    actor,
+    start,
+    child,
+    local,
+    etype,
+    m0,
+    sigma0,
+    sigma1,
+    reach0,
+    reach1,
+    p0,
+    p1,
+    total,
+    q0,
+    q1,
+    who,
 ):  # pragma: no cover
-    """``total = W`` of every node, and the counterfactual action values of ``who``'s nodes.
+    """``total = W`` of every node, and the counterfactual values of ``who``'s edges.
 
-    ``q0[row, h0, x]`` is the opener's value of action ``x`` at its node ``row`` against
-    the responder's summed reach; ``q1`` the responder's (its payoff: the negative).
+    ``q0[edge, h0]`` is the opener's value of an edge against the responder's summed
+    reach of its node; ``q1`` the responder's (its payoff: the negative).
     """
     n0, n1 = p0.shape[0], p1.shape[0]
-    num_actions = legal.shape[2]
-    num_bids = total.shape[1] - 1
     w = np.empty(max(n0, n1))
     for k in range(order.shape[0] - 1, -1, -1):
-        row = order[k]
-        for a in range(2):
-            if a == 1 and row == 0:
-                continue
-            out = total[a, row]
-            out[:] = 0.0
+        n = order[k]
+        a = actor[n]
+        out = total[n]
+        out[:] = 0.0
+        if a == 0:
+            for h in range(n1):
+                w[h] = p1[h] * reach1[n, h]
+        else:
+            for h in range(n0):
+                w[h] = p0[h] * reach0[n, h]
+        for e in range(start[n], start[n + 1]):
+            values = total[child[e]] if child[e] >= 0 else m0[etype[e]]
+            le = local[e]
             if a == 0:
-                for h in range(n1):
-                    w[h] = p1[h] * reach1[0, row, h]
+                for i in range(n0):
+                    s = sigma0[le, i]
+                    acc = 0.0
+                    for j in range(n1):
+                        v = values[i, j]
+                        acc += v * w[j]
+                        out[i, j] += s * v
+                    if who == 0:
+                        q0[le, i] = acc
             else:
-                for h in range(n0):
-                    w[h] = p0[h] * reach0[1, row, h]
-            for x in range(num_actions):
-                if not legal[a, row, x]:
-                    continue
-                values = total[1 - a, x + 1] if x < num_bids else m0[ttype[a, row, x]]
-                if a == 0:
-                    for i in range(n0):
-                        s = sigma0[row, i, x]
-                        acc = 0.0
-                        for j in range(n1):
-                            v = values[i, j]
-                            acc += v * w[j]
-                            out[i, j] += s * v
-                        if who == 0:
-                            q0[row, i, x] = acc
-                else:
-                    if who == 1:
-                        for j in range(n1):
-                            q1[row, j, x] = 0.0
-                    for i in range(n0):
-                        wi = w[i]
-                        for j in range(n1):
-                            v = values[i, j]
-                            out[i, j] += sigma1[row, j, x] * v
-                            if who == 1:
-                                q1[row, j, x] -= wi * v
-
-
-def _regret_matching(regret: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """The current strategy ``[row, hand, action]`` of positive regrets (uniform where none)."""
-    positive = np.maximum(regret, 0.0) * legal[:, None, :]
-    total = positive.sum(axis=2, keepdims=True)
-    uniform = np.broadcast_to(
-        legal[:, None, :] / np.maximum(legal.sum(axis=1), 1)[:, None, None], positive.shape
-    )
-    return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
+                if who == 1:
+                    for j in range(n1):
+                        q1[le, j] = 0.0
+                for i in range(n0):
+                    wi = w[i]
+                    for j in range(n1):
+                        v = values[i, j]
+                        out[i, j] += sigma1[le, j] * v
+                        if who == 1:
+                            q1[le, j] -= wi * v
 
 
 @dataclass
 class AbstractRound:
-    """One round's last-bid graph: its nodes' legal actions and every call's payoff type.
+    """One round's graph of remembered bids: nodes, edges and every call's payoff type.
 
-    Node ``(actor, row)``: ``actor`` (0: the opener) to move after bid ``row - 1`` (row 0:
-    the round's first bid, the opener's only).
+    A node is the player to move (0: the opener) and the last ``memory`` bids of the
+    round (fewer at its start, padded with :data:`NO_BID`); node 0 is the round's first
+    bid. Edges are sorted by node; each player's edges are also numbered on their own
+    (``local``), in node order, to index its strategy ``[edge, hand]``.
 
     Attributes:
         tree: A one-bid head of the round (hands, chance and call settling).
-        legal: ``legal[actor, row, action]``.
-        ttype: Each call's type in ``tree`` (``-1``: a bid or illegal).
-        order: The rows in an order where every bid's rows come after its parents'.
+        memory: Bids remembered.
+        keys: Each node's remembered bids, ``[node, memory]``.
+        actor: Each node's player to move.
+        start: Node ``n``'s edges are ``start[n]:start[n + 1]``.
+        action: Each edge's action id.
+        child: Each edge's node, ``-1`` for a call.
+        etype: Each call's type in ``tree`` (``-1`` for a bid).
+        local: Each edge's index among its player's edges.
+        order: The nodes in an order where every node comes after its parents.
     """
 
     tree: RoundTree
-    legal: np.ndarray
-    ttype: np.ndarray
+    memory: int
+    keys: np.ndarray
+    actor: np.ndarray
+    start: np.ndarray
+    action: np.ndarray
+    child: np.ndarray
+    etype: np.ndarray
+    local: np.ndarray
     order: np.ndarray
-    legal_bids: np.ndarray = field(init=False)
-    nbids: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        num_bids = self.tree.num_bids
-        bids = self.legal[:, :, :num_bids]
-        self.nbids = bids.sum(axis=2).astype(np.int64)
-        self.legal_bids = np.zeros((2, num_bids + 1, max(1, int(self.nbids.max()))), np.int64)
-        for a in range(2):
-            for row in range(num_bids + 1):
-                found = np.flatnonzero(bids[a, row])
-                self.legal_bids[a, row, : len(found)] = found
 
     @classmethod
-    def build(cls, game: LiarsDiceGame, key: RoundState) -> AbstractRound:
-        """The graph of round ``key`` (any dice count; common-hand rules)."""
+    def build(cls, game: LiarsDiceGame, key: RoundState, memory: int = 1) -> AbstractRound:
+        """The graph of round ``key`` (any dice count; common-hand rules).
+
+        Raises:
+            ValueError: for a ``memory`` below 1, or bids that can repeat.
+        """
+        if type(memory) is not int or memory < 1:
+            raise ValueError(f"memory must be a positive int (bids remembered), got {memory!r}")
         tree = RoundTree.head(game, key, -1, 0, 1)
-        num_bids, num_actions = tree.num_bids, game.codec.num_actions
-        legal = np.zeros((2, num_bids + 1, num_actions), dtype=bool)
-        for a in range(2):
-            legal[a] = tree.legal[a]
-        legal[1, 0] = False  # the responder never opens
+        num_bids = tree.num_bids
+        rank = _bid_ranks(np.stack([tree.legal[0][:, :num_bids], tree.legal[1][:, :num_bids]]))
+        nodes = {(0, (NO_BID,) * memory): 0}
+        todo = [(0, (NO_BID,) * memory)]
+        actor, keys, start, action, child, etype = [], [], [0], [], [], []
         types: dict[tuple[int, int, int], int] = {}
-        ttype = np.full(legal.shape, -1, dtype=np.int64)
-        for a, row, x in zip(*np.nonzero(legal[:, :, num_bids:]), strict=True):
-            x = int(x) + num_bids
-            ttype[a, row, x] = types.setdefault((x, int(row) - 1, int(a)), len(types))
+        while todo:  # breadth first: a node's number is its place in ``todo``
+            a, mem = todo.pop(0)
+            last = mem[-1] if mem[-1] != NO_BID else -1
+            actor.append(a)
+            keys.append(mem)
+            for x in np.flatnonzero(tree.legal[a][last + 1]):
+                x = int(x)
+                action.append(x)
+                if x < num_bids:
+                    node = (1 - a, (*mem[1:], x))
+                    if node not in nodes:
+                        nodes[node] = len(nodes)
+                        todo.append(node)
+                    child.append(nodes[node])
+                    etype.append(-1)
+                else:
+                    child.append(-1)
+                    etype.append(types.setdefault((x, last, a), len(types)))
+            start.append(len(action))
         tree._type_keys = sorted(types, key=types.get)
         tree.outcomes = None
         tree.resolve_outcomes()
-        return cls(tree, legal, ttype, _topological_rows(legal[:, :, :num_bids]))
+        actor_arr = np.array(actor, dtype=np.int64)
+        start_arr = np.array(start, dtype=np.int64)
+        edge_actor = np.repeat(actor_arr, np.diff(start_arr))
+        local = np.zeros(len(action), dtype=np.int64)
+        for a in (0, 1):
+            mine = edge_actor == a
+            local[mine] = np.arange(int(mine.sum()))
+        last_rank = np.array([rank[k[-1]] if k[-1] != NO_BID else -1 for k in keys])
+        return cls(
+            tree=tree,
+            memory=memory,
+            keys=np.array(keys, dtype=np.int64).reshape(len(keys), memory),
+            actor=actor_arr,
+            start=start_arr,
+            action=np.array(action, dtype=np.int64),
+            child=np.array(child, dtype=np.int64),
+            etype=np.array(etype, dtype=np.int64),
+            local=local,
+            order=np.argsort(last_rank, kind="stable"),
+        )
+
+    def edges_of(self, role: int) -> tuple[np.ndarray, np.ndarray]:
+        """``role``'s nodes and, per its edge (local order), the node it leaves."""
+        nodes = np.flatnonzero(self.actor == role)
+        counts = np.diff(self.start)[nodes]
+        return nodes, np.repeat(nodes, counts)
 
 
-def _topological_rows(bids: np.ndarray) -> np.ndarray:
-    """Rows ordered so that a bid's row comes after the rows that can bid it (Kahn).
+def _bid_ranks(bids: np.ndarray) -> np.ndarray:
+    """Each bid's place in an order where a bid comes after every bid it can follow.
+
+    ``bids[actor, last + 1, bid]``: may ``actor`` bid ``bid`` after ``last``.
 
     Raises:
         ValueError: if bids can cycle (a rule set whose bids do not rise).
     """
-    rows = bids.shape[1]
-    edges = bids.any(axis=0)  # edges[row, bid]: row -> bid + 1
-    indegree = np.zeros(rows, dtype=np.int64)
-    for r in range(rows):
-        indegree[np.flatnonzero(edges[r]) + 1] += 1
-    ready = [r for r in range(rows) if indegree[r] == 0]
-    order = []
+    edges = bids.any(axis=0)[1:]  # edges[last, bid]
+    num = edges.shape[0]
+    indegree = edges.sum(axis=0)
+    ready = [b for b in range(num) if indegree[b] == 0]
+    rank = np.full(num, -1)
+    done = 0
     while ready:
-        r = ready.pop()
-        order.append(r)
-        for c in np.flatnonzero(edges[r]) + 1:
+        b = ready.pop()
+        rank[b] = done
+        done += 1
+        for c in np.flatnonzero(edges[b]):
             indegree[c] -= 1
             if indegree[c] == 0:
                 ready.append(int(c))
-    if len(order) != rows:
-        raise ValueError("the bids of this rule set can repeat: no last-bid graph")
-    return np.array(order, dtype=np.int64)
+    if done != num:
+        raise ValueError("the bids of this rule set can repeat: no graph of remembered bids")
+    return rank
 
 
 class AbstractSolver:
-    """CFR+ (alternating updates, linear averaging) on one round's last-bid graph.
+    """CFR+ (alternating updates, linear averaging) on one round's graph.
 
     Args:
         graph: The round's graph.
@@ -236,68 +285,127 @@ class AbstractSolver:
         self.graph = graph
         tree = graph.tree
         self.p = (tree.probs[0].astype(np.float64), tree.probs[1].astype(np.float64))
-        n0, n1 = len(self.p[0]), len(self.p[1])
-        rows, num_actions = graph.legal.shape[1:]
+        hands = (len(self.p[0]), len(self.p[1]))
+        nodes = len(graph.actor)
         self.m0 = np.ascontiguousarray(m0, dtype=np.float64)
-        self.regret = [np.zeros((rows, n, num_actions)) for n in (n0, n1)]
-        self.avg = [np.zeros((rows, n, num_actions)) for n in (n0, n1)]
-        self.sigma = [_regret_matching(r, graph.legal[a]) for a, r in enumerate(self.regret)]
-        self.reach = [np.zeros((2, rows, n0)), np.zeros((2, rows, n1))]
-        self.W = np.zeros((2, rows, n0, n1))
-        self.q = [np.zeros((rows, n0, num_actions)), np.zeros((rows, n1, num_actions))]
+        self._edges = [graph.edges_of(a) for a in (0, 1)]
+        self._first = []  # each role's first local edge of each of its nodes
+        for a in (0, 1):
+            mine, _ = self._edges[a]
+            counts = np.diff(graph.start)[mine]
+            self._first.append(np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64))
+        sizes = [len(self._edges[a][1]) for a in (0, 1)]
+        self.regret = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
+        self.avg = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
+        self.sigma = [self._matching(a, self.regret[a]) for a in (0, 1)]
+        self.reach = [np.zeros((nodes, hands[0])), np.zeros((nodes, hands[1]))]
+        self.W = np.zeros((nodes, hands[0], hands[1]))
+        self.q = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.t = 0
+
+    def _node_sums(self, a: int, x: np.ndarray) -> np.ndarray:
+        """Per node of role ``a``, the sum of ``x[edge]`` over its edges, per edge."""
+        first = self._first[a]
+        sums = np.add.reduceat(x, first, axis=0) if len(first) else x[:0]
+        return np.repeat(sums, np.diff(np.append(first, len(x))), axis=0)
+
+    def _matching(self, a: int, regret: np.ndarray) -> np.ndarray:
+        positive = np.maximum(regret, 0.0)
+        total = self._node_sums(a, positive)
+        counts = np.diff(np.append(self._first[a], len(regret)))
+        uniform = np.repeat(1.0 / np.maximum(counts, 1), counts)[:, None]
+        return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
 
     def _passes(self, who: int, sigma: list[np.ndarray]) -> None:
         g = self.graph
-        _forward(g.order, g.legal_bids, g.nbids, sigma[0], sigma[1], *self.reach)
+        _forward(g.order, g.actor, g.start, g.child, g.local, sigma[0], sigma[1], *self.reach)
         _backward(
-            g.order, g.legal, g.ttype, self.m0, sigma[0], sigma[1], *self.reach,
-            self.p[0], self.p[1], self.W, self.q[0], self.q[1], who,
+            g.order, g.actor, g.start, g.child, g.local, g.etype, self.m0, sigma[0], sigma[1],
+            *self.reach, self.p[0], self.p[1], self.W, self.q[0], self.q[1], who,
         )  # fmt: skip
 
     def iterate(self, n: int = 1) -> None:
         """Runs ``n`` CFR+ iterations."""
-        legal = self.graph.legal
         for _ in range(n):
             self.t += 1
             for a in (0, 1):
                 self._passes(a, self.sigma)
                 q, sigma = self.q[a], self.sigma[a]
-                cfv = (q * sigma).sum(axis=2, keepdims=True)
-                self.regret[a] = np.maximum(self.regret[a] + (q - cfv) * legal[a][:, None, :], 0)
-                own = self.reach[a][a]
-                self.avg[a] += self.t * own[:, :, None] * sigma
-                self.sigma[a] = _regret_matching(self.regret[a], legal[a])
+                cfv = self._node_sums(a, q * sigma)
+                self.regret[a] = np.maximum(self.regret[a] + q - cfv, 0.0)
+                own = self.reach[a][self._edges[a][1]]
+                self.avg[a] += self.t * own * sigma
+                self.sigma[a] = self._matching(a, self.regret[a])
 
     def average(self) -> list[np.ndarray]:
-        """Each role's average strategy ``[row, hand, action]`` (uniform where unreached)."""
-        return [_normalized(s, self.graph.legal[a]) for a, s in enumerate(self.avg)]
+        """Each role's average strategy ``[edge, hand]`` (uniform where unreached)."""
+        out = []
+        for a in (0, 1):
+            total = self._node_sums(a, self.avg[a])
+            uniform = self._matching(a, np.zeros_like(self.avg[a]))
+            out.append(np.where(total > 0, self.avg[a] / np.where(total > 0, total, 1.0), uniform))
+        return out
 
     def value(self, sigma: list[np.ndarray] | None = None) -> float:
         """The opener's expected payoff when both play ``sigma`` (default: the average)."""
         self._passes(-1, sigma or self.average())
-        return float(self.p[0] @ self.W[0, 0] @ self.p[1])
+        return float(self.p[0] @ self.W[0] @ self.p[1])
 
 
-def _normalized(weights: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    total = weights.sum(axis=2, keepdims=True)
-    uniform = legal[:, None, :] / np.maximum(legal.sum(axis=1), 1)[:, None, None]
-    return np.where(total > 0, weights / np.where(total > 0, total, 1.0), uniform)
-
-
-BLUEPRINT_VERSION = 1
+BLUEPRINT_VERSION = 2
 """Bumped when the blueprint's solve or file format changes (files of another refused)."""
 
 
 @dataclass
+class RolePlay:
+    """One role's strategy in one round of a blueprint.
+
+    Attributes:
+        keys: Its nodes' remembered bids, ``[node, memory]`` (:data:`NO_BID` padding).
+        first: Node ``n``'s edges are ``first[n]:first[n + 1]``.
+        action: Each edge's action id.
+        probs: ``[edge, hand]``: the probability of the edge's action with each hand.
+    """
+
+    keys: np.ndarray
+    first: np.ndarray
+    action: np.ndarray
+    probs: np.ndarray
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, graph: AbstractRound, role: int, probs: np.ndarray) -> RolePlay:
+        """``role``'s part of ``graph`` with its strategy ``probs`` (``[local edge, hand]``)."""
+        nodes, edge_node = graph.edges_of(role)
+        counts = np.diff(graph.start)[nodes]
+        mine = np.flatnonzero(np.repeat(graph.actor, np.diff(graph.start)) == role)
+        return cls(
+            keys=graph.keys[nodes].astype(np.int16),
+            first=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            action=graph.action[mine].astype(np.int16),
+            probs=probs.astype(np.float32),
+        )
+
+    def node(self, remembered: tuple[int, ...]) -> int:
+        """The node of these remembered bids.
+
+        Raises:
+            KeyError: if no node has them (a bid sequence the round does not allow).
+        """
+        if not self._index:
+            self._index.update({tuple(int(b) for b in k): n for n, k in enumerate(self.keys)})
+        return self._index[remembered]
+
+
+@dataclass
 class Blueprint:
-    """Every round's last-bid strategy and value, for one rule set.
+    """Every round's strategy on its graph of remembered bids, and its value.
 
     Attributes:
         rules: The rule set.
         start: The first round's state.
-        strategies: ``key -> [opener's, responder's]`` strategy ``[row, hand, action]``
-            (row ``r``: after bid ``r - 1``; row 0: the opening bid).
+        memory: Bids a player remembers (1: the bid standing).
+        rounds: ``key -> [opener's, responder's]`` :class:`RolePlay`.
         values: ``key -> the opener's value`` under the blueprint.
         iterations: CFR+ iterations per round.
         seconds: The solve's time.
@@ -305,61 +413,72 @@ class Blueprint:
 
     rules: RuleSet
     start: RoundState
-    strategies: dict[RoundState, list[np.ndarray]]
+    memory: int
+    rounds: dict[RoundState, list[RolePlay]]
     values: dict[RoundState, float]
     iterations: int = 0
     seconds: float = 0.0
-    _index: dict = field(default_factory=dict, repr=False, compare=False)
+    _hands: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def probabilities(self, key: RoundState, role: int, last: int, hand) -> np.ndarray:
-        """``role``'s action distribution with ``hand`` after bid ``last`` (-1: none).
+    @property
+    def strategies(self) -> dict[RoundState, list[RolePlay]]:
+        """The round states it holds (for :func:`~.graph.round_state_of`)."""
+        return self.rounds
+
+    def probabilities(self, key: RoundState, role: int, bids, hand, num_actions: int) -> np.ndarray:
+        """``role``'s distribution over the ``num_actions`` actions with ``hand``.
+
+        Args:
+            key: The round state.
+            role: 0 for the round's opener, 1 for the responder.
+            bids: The bid ids of the round so far.
+            hand: The player's dice.
+            num_actions: The length of the distribution.
 
         Raises:
-            ValueError: for a round state the blueprint does not hold.
+            ValueError: for a round or a bid sequence the blueprint does not hold.
         """
-        if key not in self.strategies:
+        if key not in self.rounds:
             raise ValueError(f"the blueprint has no round {key.label()} ({key})")
-        if key not in self._index:
-            dice = (key.opener_dice, key.responder_dice)
-            self._index[key] = [
-                {h: i for i, h in enumerate(hands_of(d, self.rules.faces)[0])} for d in dice
-            ]
-        probs = self.strategies[key][role][last + 1, self._index[key][role][tuple(sorted(hand))]]
-        probs = probs.astype(np.float64)
-        return probs / probs.sum()
+        play = self.rounds[key][role]
+        remembered = ((NO_BID,) * self.memory + tuple(int(b) for b in bids))[-self.memory :]
+        try:
+            n = play.node(remembered)
+        except KeyError:
+            raise ValueError(f"no node of round {key.label()} after bids {list(bids)}") from None
+        dice = (key.opener_dice, key.responder_dice)[role]
+        if (dice, role) not in self._hands:
+            hands = hands_of(dice, self.rules.faces)[0]
+            self._hands[dice, role] = {h: i for i, h in enumerate(hands)}
+        h = self._hands[dice, role][tuple(sorted(hand))]
+        lo, hi = play.first[n], play.first[n + 1]
+        out = np.zeros(num_actions)
+        out[play.action[lo:hi]] = play.probs[lo:hi, h]
+        return out / out.sum()
 
     def save(self, path: str | Path) -> Path:
         """Writes the blueprint as ``.npz``, atomically (temp file, rename).
 
-        No pickles; the probabilities in float16, the legal entries only.
+        No pickles; the probabilities in float16.
         """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        keys = list(self.strategies)
+        keys = list(self.rounds)
         meta = {
             "version": BLUEPRINT_VERSION,
             "rules": self.rules.to_dict(),
             "start": list(self.start),
+            "memory": self.memory,
             "keys": [list(k) for k in keys],
             "values": [self.values[k] for k in keys],
-            "shapes": [[list(s.shape) for s in self.strategies[k]] for k in keys],
             "iterations": self.iterations,
             "seconds": self.seconds,
         }
         arrays = {"meta": np.array(json.dumps(meta))}
         for i, key in enumerate(keys):
-            for role, probs in enumerate(self.strategies[key]):
-                legal = probs.sum(axis=1) > 0  # [row, action]: legal for every hand
-                arrays[f"legal{i}_{role}"] = np.packbits(legal)
-                arrays[f"p{i}_{role}"] = probs.transpose(1, 0, 2)[:, legal].astype(np.float16)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            for role, play in enumerate(self.rounds[key]):
+                arrays |= _play_arrays(play, f"{i}_{role}_", np.float16)
+        _write_npz(path, arrays, compressed=True)
         return path
 
     @classmethod
@@ -385,28 +504,56 @@ class Blueprint:
             if rules is not None and saved != rules:
                 raise ValueError(f"{path} is a blueprint of {saved}, not of {rules}")
             keys = [RoundState(*k) for k in meta["keys"]]
-            strategies = {}
-            for i, key in enumerate(keys):
-                strategies[key] = []
-                for role, shape in enumerate(meta["shapes"][i]):
-                    rows, hands, actions = shape
-                    bits = data[f"legal{i}_{role}"]
-                    legal = np.unpackbits(bits, count=rows * actions).reshape(rows, actions)
-                    probs = np.zeros((hands, rows, actions), dtype=np.float32)
-                    probs[:, legal.astype(bool)] = data[f"p{i}_{role}"]
-                    strategies[key].append(probs.transpose(1, 0, 2))
+            rounds = {
+                key: [_play_from(data, f"{i}_{role}_") for role in (0, 1)]
+                for i, key in enumerate(keys)
+            }
         return cls(
             rules=saved,
             start=RoundState(*meta["start"]),
-            strategies=strategies,
+            memory=meta["memory"],
+            rounds=rounds,
             values=dict(zip(keys, meta["values"], strict=True)),
             iterations=meta["iterations"],
             seconds=meta["seconds"],
         )
 
 
-def round_graphs(rules: RuleSet) -> tuple[RoundState, dict[RoundState, AbstractRound]]:
-    """The first round's state and the last-bid graph of every round reachable from it."""
+def _play_arrays(play: RolePlay, prefix: str, dtype) -> dict[str, np.ndarray]:
+    return {
+        prefix + "keys": play.keys,
+        prefix + "first": play.first,
+        prefix + "action": play.action,
+        prefix + "probs": play.probs.astype(dtype),
+    }
+
+
+def _play_from(data, prefix: str) -> RolePlay:
+    return RolePlay(
+        keys=data[prefix + "keys"],
+        first=data[prefix + "first"],
+        action=data[prefix + "action"],
+        probs=data[prefix + "probs"].astype(np.float32),
+    )
+
+
+def _write_npz(path: Path, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
+    """Writes ``arrays`` to ``path`` atomically (temp file in the same folder, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            (np.savez_compressed if compressed else np.savez)(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def round_graphs(
+    rules: RuleSet, memory: int = 1
+) -> tuple[RoundState, dict[RoundState, AbstractRound]]:
+    """The first round's state and the graph of every round reachable from it."""
     game = LiarsDiceGame(rules)
     start = start_state(rules)
     graphs: dict[RoundState, AbstractRound] = {}
@@ -414,7 +561,7 @@ def round_graphs(rules: RuleSet) -> tuple[RoundState, dict[RoundState, AbstractR
     while todo:
         key = todo.pop()
         if key not in graphs:
-            graphs[key] = AbstractRound.build(game, key)
+            graphs[key] = AbstractRound.build(game, key, memory)
             todo += graphs[key].tree.successors()
     return start, graphs
 
@@ -424,8 +571,9 @@ def solve_blueprint(
     iterations: int = 400,
     log: Callable[[str], None] | None = None,
     resume: str | Path | None = None,
+    memory: int = 1,
 ) -> Blueprint:
-    """CFR+ on every round's last-bid graph, from the last rounds back.
+    """CFR+ on every round's graph of remembered bids, from the last rounds back.
 
     Args:
         rules: A 2-player, common-hand rule set (any dice count).
@@ -434,10 +582,13 @@ def solve_blueprint(
         resume: A folder where each solved round is kept (``.npz``, written atomically)
             and read back by a later call with the same rules and settings, so an
             interrupted solve goes on from its last finished round.
+        memory: Bids a player remembers: 1 (the bid standing) at any dice count; each
+            more multiplies the nodes by about the number of bids. A memory longer than
+            any round is the real game (CFR+ on every bid sequence).
 
     Raises:
-        ValueError: for rules it cannot solve (not 2 players, individual hands) or a
-            non-positive ``iterations``.
+        ValueError: for rules it cannot solve (not 2 players, individual hands), a
+            non-positive ``iterations`` or ``memory``.
     """
     check_supported(rules)
     if rules.hand != "common":
@@ -445,25 +596,29 @@ def solve_blueprint(
     if type(iterations) is not int or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
     began = time.perf_counter()
-    start, graphs = round_graphs(rules)
+    start, graphs = round_graphs(rules, memory)
     values: dict[RoundState, float] = {}
-    strategies: dict[RoundState, list[np.ndarray]] = {}
+    rounds: dict[RoundState, list[RolePlay]] = {}
     folder = Path(resume) if resume is not None else None
 
     def evaluate(key: RoundState) -> float:
         t0 = time.perf_counter()
         graph = graphs[key]
         m0 = graph.tree.payoffs(opener_payoff(values))
-        kept = _kept_round(folder, rules, key, m0, iterations) if folder else None
+        path = _round_file(folder, rules, key, m0, iterations, memory) if folder else None
+        kept = _kept_round(path) if path else None
         if kept is not None:
-            strategies[key], value = kept
+            rounds[key], value = kept
         else:
             solver = AbstractSolver(graph, m0)
             solver.iterate(iterations)
-            strategies[key] = [s.astype(np.float32) for s in solver.average()]
+            rounds[key] = [RolePlay.of(graph, a, s) for a, s in enumerate(solver.average())]
             value = solver.value()
-            if folder:
-                _keep_round(folder, rules, key, m0, iterations, strategies[key], value)
+            if path:
+                arrays = {"value": np.float64(value)}
+                for role, play in enumerate(rounds[key]):
+                    arrays |= _play_arrays(play, f"{role}_", np.float32)
+                _write_npz(path, arrays)
         if log:
             how = "kept" if kept is not None else f"{time.perf_counter() - t0:.1f} s"
             log(f"round {key.label()}: value {value:+.4f} for the opener ({how})")
@@ -471,36 +626,25 @@ def solve_blueprint(
 
     trees = {k: g.tree for k, g in graphs.items()}
     _sweep(trees, values, evaluate, 200, tolerance=1e-5)
-    return Blueprint(rules, start, strategies, values, iterations, time.perf_counter() - began)
+    seconds = time.perf_counter() - began
+    return Blueprint(rules, start, memory, rounds, values, iterations, seconds)
 
 
-def _round_file(folder: Path, rules: RuleSet, key: RoundState, m0: np.ndarray, iterations: int):
+def _round_file(folder, rules, key, m0, iterations, memory) -> Path:
     """The file of a round's solve: named by the rules, the round, its payoffs, settings."""
     digest = hashlib.sha256()
-    digest.update(json.dumps([BLUEPRINT_VERSION, rules.to_dict(), list(key), iterations]).encode())
+    settings = [BLUEPRINT_VERSION, rules.to_dict(), list(key), iterations, memory]
+    digest.update(json.dumps(settings).encode())
     digest.update(np.ascontiguousarray(m0, dtype=np.float64).tobytes())
-    return folder / f"round-{key.opener_dice}v{key.responder_dice}-{digest.hexdigest()[:16]}.npz"
+    name = f"round-{key.opener_dice}v{key.responder_dice}-{digest.hexdigest()[:16]}.npz"
+    return Path(folder) / name
 
 
-def _kept_round(folder, rules, key, m0, iterations):
-    path = _round_file(folder, rules, key, m0, iterations)
+def _kept_round(path: Path) -> tuple[list[RolePlay], float] | None:
     if not path.exists():
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
-            return [data["s0"], data["s1"]], float(data["value"])
+            return [_play_from(data, f"{r}_") for r in (0, 1)], float(data["value"])
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         return None  # a damaged file: solve the round again
-
-
-def _keep_round(folder, rules, key, m0, iterations, strategy, value) -> None:
-    path = _round_file(Path(folder), rules, key, m0, iterations)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, s0=strategy[0], s1=strategy[1], value=np.float64(value))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
