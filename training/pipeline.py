@@ -17,7 +17,8 @@ A pipeline file names its stages in the order they run; each is one of:
 ``blueprint``
     A last-bid blueprint (:func:`liars_env.solver.last_bid.solve_blueprint`) of a
     2-player rule set: ``rules`` (a preset), ``players`` (2), ``iterations`` (CFR+
-    iterations per round) and ``rule`` (a mapping of rule options, optional). Its model
+    iterations per round), ``memory`` and ``faces`` (what a player remembers of the
+    round's bids) and ``rule`` (a mapping of rule options, optional). Its model
     is a folder holding ``blueprint.npz`` (the ``blueprint:FOLDER`` agent); an
     interrupted solve goes on from its last finished round.
 ``from``
@@ -73,7 +74,7 @@ TOP_KEYS = {"pipeline", "result", "stages"}
 """The keys of a pipeline file."""
 EXPLOIT_KEYS = {"target", "rules", "players", "steps", "games", "seed", "init", "set"}
 """The settings of an ``exploit`` stage (as ``liars-exploit``'s options)."""
-BLUEPRINT_KEYS = {"rules", "players", "iterations", "rule"}
+BLUEPRINT_KEYS = {"rules", "players", "iterations", "memory", "faces", "rule"}
 """The settings of a ``blueprint`` stage."""
 BLUEPRINT_FILE = "blueprint.npz"
 """The file of a ``blueprint`` stage's model folder."""
@@ -277,17 +278,20 @@ def blueprint_rules(where: str, spec: Any):
     """
     from liars_env.rules import RuleSet
     from liars_env.solver.graph import check_supported
+    from liars_env.solver.last_bid import check_memory
 
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
-            f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations' and "
-            f"'rule'; got {sorted(spec) if isinstance(spec, dict) else spec!r}"
+            f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations', "
+            f"'memory', 'faces' and 'rule'; got "
+            f"{sorted(spec) if isinstance(spec, dict) else spec!r}"
         )
     iterations = spec.get("iterations", 400)
     if type(iterations) is not int or iterations < 1:
         raise ValueError(
             f"{where}: blueprint iterations must be a positive int, got {iterations!r}"
         )
+    check_memory(spec.get("memory", 1), spec.get("faces", 0))
     options = spec.get("rule", {})
     if not isinstance(options, dict):
         raise ValueError(f"{where}: blueprint 'rule' must be a mapping of rule options")
@@ -578,6 +582,8 @@ def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
         spec.get("iterations", 400),
         log=lambda line: log(f"  {line}"),
         resume=folder / "rounds",
+        memory=spec.get("memory", 1),
+        faces=spec.get("faces", 0),
     )
     model = folder / "model"
     blueprint.save(model / BLUEPRINT_FILE)

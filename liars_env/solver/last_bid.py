@@ -83,7 +83,7 @@ def _forward(order, actor, start, child, local, sigma0, sigma1, reach0, reach1):
                 reach0[c] += reach0[n]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _backward(
     order,
     actor,
@@ -147,19 +147,63 @@ def _backward(
                             q1[le, j] -= wi * v
 
 
+def check_memory(memory: int, faces: int) -> None:
+    """Raises a ``ValueError`` unless ``memory >= 1`` and ``faces >= 0`` are ints."""
+    if type(memory) is not int or memory < 1:
+        raise ValueError(f"memory must be a positive int (bids remembered), got {memory!r}")
+    if type(faces) is not int or faces < 0:
+        raise ValueError(f"faces must be an int >= 0 (faces remembered), got {faces!r}")
+
+
+def bid_faces(game: LiarsDiceGame) -> np.ndarray:
+    """Each bid id's face."""
+    return np.array([game.codec.decode_bid(b)[1] for b in range(game.codec.num_bids)])
+
+
+def remember(key: tuple[int, ...], bid: int, faces: int, face_of: np.ndarray) -> tuple[int, ...]:
+    """What a player remembers after ``bid``, from what it remembered before (``key``).
+
+    ``key`` holds the faces of ``faces`` older bids, then the last bids exactly; the
+    oldest exact bid becomes a face. Remembering two bids and one face, ``(f, a, b)``
+    then bid ``c`` gives ``(face of a, b, c)``; :data:`NO_BID` stands for a bid not
+    made yet, and for its face.
+
+    Example:
+        >>> face_of = np.array([1, 2, 3, 4, 5, 6])  # bids 0-5: "one 1" ... "one 6"
+        >>> remember((NO_BID, NO_BID, 0), 1, 1, face_of)
+        (-2, 0, 1)
+        >>> remember((-2, 0, 1), 4, 1, face_of)
+        (1, 1, 4)
+    """
+    dropped = key[faces]
+    face = NO_BID if dropped == NO_BID else int(face_of[dropped])
+    older = (*key[1:faces], face) if faces else ()
+    return (*older, *key[faces + 1 :], int(bid))
+
+
+def remembered(bids, memory: int, faces: int, face_of: np.ndarray) -> tuple[int, ...]:
+    """What a player remembers after a round's ``bids`` (bid ids, in order)."""
+    key = (NO_BID,) * (faces + memory)
+    for bid in bids:
+        key = remember(key, bid, faces, face_of)
+    return key
+
+
 @dataclass
 class AbstractRound:
     """One round's graph of remembered bids: nodes, edges and every call's payoff type.
 
-    A node is the player to move (0: the opener) and the last ``memory`` bids of the
-    round (fewer at its start, padded with :data:`NO_BID`); node 0 is the round's first
-    bid. Edges are sorted by node; each player's edges are also numbered on their own
+    A node is the player to move (0: the opener) and what it remembers of the round's
+    bids (:func:`remember`): the faces of ``faces`` bids, then the last ``memory`` bids
+    (padded with :data:`NO_BID` at the round's start); node 0 is the round's first bid.
+    Edges are sorted by node; each player's edges are also numbered on their own
     (``local``), in node order, to index its strategy ``[edge, hand]``.
 
     Attributes:
         tree: A one-bid head of the round (hands, chance and call settling).
         memory: Bids remembered.
-        keys: Each node's remembered bids, ``[node, memory]``.
+        faces: Faces remembered of the bids before those.
+        keys: Each node's remembered faces and bids, ``[node, faces + memory]``.
         actor: Each node's player to move.
         start: Node ``n``'s edges are ``start[n]:start[n + 1]``.
         action: Each edge's action id.
@@ -171,6 +215,7 @@ class AbstractRound:
 
     tree: RoundTree
     memory: int
+    faces: int
     keys: np.ndarray
     actor: np.ndarray
     start: np.ndarray
@@ -181,19 +226,23 @@ class AbstractRound:
     order: np.ndarray
 
     @classmethod
-    def build(cls, game: LiarsDiceGame, key: RoundState, memory: int = 1) -> AbstractRound:
+    def build(
+        cls, game: LiarsDiceGame, key: RoundState, memory: int = 1, faces: int = 0
+    ) -> AbstractRound:
         """The graph of round ``key`` (any dice count; common-hand rules).
 
         Raises:
-            ValueError: for a ``memory`` below 1, or bids that can repeat.
+            ValueError: for a ``memory`` below 1, a negative ``faces``, or bids that
+                can repeat.
         """
-        if type(memory) is not int or memory < 1:
-            raise ValueError(f"memory must be a positive int (bids remembered), got {memory!r}")
+        check_memory(memory, faces)
         tree = RoundTree.head(game, key, -1, 0, 1)
+        face_of = bid_faces(game)
         num_bids = tree.num_bids
         rank = _bid_ranks(np.stack([tree.legal[0][:, :num_bids], tree.legal[1][:, :num_bids]]))
-        nodes = {(0, (NO_BID,) * memory): 0}
-        todo = [(0, (NO_BID,) * memory)]
+        root = (NO_BID,) * (faces + memory)
+        nodes = {(0, root): 0}
+        todo = [(0, root)]
         actor, keys, start, action, child, etype = [], [], [0], [], [], []
         types: dict[tuple[int, int, int], int] = {}
         while todo:  # breadth first: a node's number is its place in ``todo``
@@ -205,7 +254,7 @@ class AbstractRound:
                 x = int(x)
                 action.append(x)
                 if x < num_bids:
-                    node = (1 - a, (*mem[1:], x))
+                    node = (1 - a, remember(mem, x, faces, face_of))
                     if node not in nodes:
                         nodes[node] = len(nodes)
                         todo.append(node)
@@ -229,7 +278,8 @@ class AbstractRound:
         return cls(
             tree=tree,
             memory=memory,
-            keys=np.array(keys, dtype=np.int64).reshape(len(keys), memory),
+            faces=faces,
+            keys=np.array(keys, dtype=np.int64).reshape(len(keys), faces + memory),
             actor=actor_arr,
             start=start_arr,
             action=np.array(action, dtype=np.int64),
@@ -405,6 +455,7 @@ class Blueprint:
         rules: The rule set.
         start: The first round's state.
         memory: Bids a player remembers (1: the bid standing).
+        faces: Faces it remembers of the bids before those.
         rounds: ``key -> [opener's, responder's]`` :class:`RolePlay`.
         values: ``key -> the opener's value`` under the blueprint.
         iterations: CFR+ iterations per round.
@@ -414,6 +465,7 @@ class Blueprint:
     rules: RuleSet
     start: RoundState
     memory: int
+    faces: int
     rounds: dict[RoundState, list[RolePlay]]
     values: dict[RoundState, float]
     iterations: int = 0
@@ -441,9 +493,11 @@ class Blueprint:
         if key not in self.rounds:
             raise ValueError(f"the blueprint has no round {key.label()} ({key})")
         play = self.rounds[key][role]
-        remembered = ((NO_BID,) * self.memory + tuple(int(b) for b in bids))[-self.memory :]
+        if "faces" not in self._hands:
+            self._hands["faces"] = bid_faces(LiarsDiceGame(self.rules))
+        key_bids = remembered(bids, self.memory, self.faces, self._hands["faces"])
         try:
-            n = play.node(remembered)
+            n = play.node(key_bids)
         except KeyError:
             raise ValueError(f"no node of round {key.label()} after bids {list(bids)}") from None
         dice = (key.opener_dice, key.responder_dice)[role]
@@ -469,6 +523,7 @@ class Blueprint:
             "rules": self.rules.to_dict(),
             "start": list(self.start),
             "memory": self.memory,
+            "faces": self.faces,
             "keys": [list(k) for k in keys],
             "values": [self.values[k] for k in keys],
             "iterations": self.iterations,
@@ -512,6 +567,7 @@ class Blueprint:
             rules=saved,
             start=RoundState(*meta["start"]),
             memory=meta["memory"],
+            faces=meta["faces"],
             rounds=rounds,
             values=dict(zip(keys, meta["values"], strict=True)),
             iterations=meta["iterations"],
@@ -551,7 +607,7 @@ def _write_npz(path: Path, arrays: dict[str, np.ndarray], compressed: bool = Fal
 
 
 def round_graphs(
-    rules: RuleSet, memory: int = 1
+    rules: RuleSet, memory: int = 1, faces: int = 0
 ) -> tuple[RoundState, dict[RoundState, AbstractRound]]:
     """The first round's state and the graph of every round reachable from it."""
     game = LiarsDiceGame(rules)
@@ -561,7 +617,7 @@ def round_graphs(
     while todo:
         key = todo.pop()
         if key not in graphs:
-            graphs[key] = AbstractRound.build(game, key, memory)
+            graphs[key] = AbstractRound.build(game, key, memory, faces)
             todo += graphs[key].tree.successors()
     return start, graphs
 
@@ -572,6 +628,7 @@ def solve_blueprint(
     log: Callable[[str], None] | None = None,
     resume: str | Path | None = None,
     memory: int = 1,
+    faces: int = 0,
 ) -> Blueprint:
     """CFR+ on every round's graph of remembered bids, from the last rounds back.
 
@@ -585,10 +642,12 @@ def solve_blueprint(
         memory: Bids a player remembers: 1 (the bid standing) at any dice count; each
             more multiplies the nodes by about the number of bids. A memory longer than
             any round is the real game (CFR+ on every bid sequence).
+        faces: Faces a player remembers of the bids before those (cheap: at most
+            ``faces + 1`` values each).
 
     Raises:
         ValueError: for rules it cannot solve (not 2 players, individual hands), a
-            non-positive ``iterations`` or ``memory``.
+            non-positive ``iterations`` or ``memory``, or a negative ``faces``.
     """
     check_supported(rules)
     if rules.hand != "common":
@@ -596,7 +655,8 @@ def solve_blueprint(
     if type(iterations) is not int or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
     began = time.perf_counter()
-    start, graphs = round_graphs(rules, memory)
+    check_memory(memory, faces)
+    start, graphs = round_graphs(rules, memory, faces)
     values: dict[RoundState, float] = {}
     rounds: dict[RoundState, list[RolePlay]] = {}
     folder = Path(resume) if resume is not None else None
@@ -605,7 +665,7 @@ def solve_blueprint(
         t0 = time.perf_counter()
         graph = graphs[key]
         m0 = graph.tree.payoffs(opener_payoff(values))
-        path = _round_file(folder, rules, key, m0, iterations, memory) if folder else None
+        path = _round_file(folder, rules, key, m0, (iterations, memory, faces)) if folder else None
         kept = _kept_round(path) if path else None
         if kept is not None:
             rounds[key], value = kept
@@ -627,14 +687,13 @@ def solve_blueprint(
     trees = {k: g.tree for k, g in graphs.items()}
     _sweep(trees, values, evaluate, 200, tolerance=1e-5)
     seconds = time.perf_counter() - began
-    return Blueprint(rules, start, memory, rounds, values, iterations, seconds)
+    return Blueprint(rules, start, memory, faces, rounds, values, iterations, seconds)
 
 
-def _round_file(folder, rules, key, m0, iterations, memory) -> Path:
+def _round_file(folder, rules, key, m0, settings) -> Path:
     """The file of a round's solve: named by the rules, the round, its payoffs, settings."""
     digest = hashlib.sha256()
-    settings = [BLUEPRINT_VERSION, rules.to_dict(), list(key), iterations, memory]
-    digest.update(json.dumps(settings).encode())
+    digest.update(json.dumps([BLUEPRINT_VERSION, rules.to_dict(), list(key), settings]).encode())
     digest.update(np.ascontiguousarray(m0, dtype=np.float64).tobytes())
     name = f"round-{key.opener_dice}v{key.responder_dice}-{digest.hexdigest()[:16]}.npz"
     return Path(folder) / name
