@@ -193,3 +193,16 @@ def test_five_dice_rounds_build():
     first = graphs[start]
     assert len(first.actor) == 120  # the opening, then either player after each bid reached
     assert first.tree.probs[0].shape == (252,)
+
+
+def test_a_blueprint_is_a_league_member_and_plays_the_batched_match(tmp_path, blueprints):
+    """Usable wherever agents are named: the ladder's and the league's batched matches."""
+    from liars_train.league import check_member_spec, member_from_spec, play_match
+
+    rules = SMALL["palifico 2x2"]
+    path = blueprints["palifico 2x2"].save(tmp_path / "bp.npz")
+    check_member_spec(f"blueprint:{path}")
+    member = member_from_spec(f"blueprint:{path}", rules, "cpu")
+    result = play_match(member, member_from_spec("random", rules, "cpu"), rules, 200, seed=0)
+    assert result["games"] >= 200
+    assert result["ci95"][0] > 0.6, result

@@ -35,6 +35,9 @@ from liars_train.stats import wilson_interval
 
 TEXT_AGENT_KINDS = ("llm", "textarena")
 """Spec prefixes of text agents, which play as ``search`` members (through ``act_batch``)."""
+TABLE_AGENT_KINDS = ("blueprint",)
+"""Spec prefixes of agents that answer ``action_probabilities`` per view (a blueprint's
+table), which play as ``search`` members through :class:`PerView`."""
 
 WIN_WINDOW = 2000.0
 """Games after which a member's win counts are halved (a moving window)."""
@@ -69,7 +72,7 @@ def check_member_spec(spec: str) -> None:
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
     if spec.startswith("checkpoint:") and len(spec) > 11:
         return
-    if spec.partition(":")[0] in TEXT_AGENT_KINDS:
+    if spec.partition(":")[0] in (*TEXT_AGENT_KINDS, *TABLE_AGENT_KINDS):
         return
     if spec.startswith("search:"):
         parse_search_spec(spec)
@@ -77,8 +80,8 @@ def check_member_spec(spec: str) -> None:
     if spec.partition(":")[0] not in BATCHED_BOT_NAMES:
         raise ValueError(
             f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}, "
-            "or NAME:key=value,... to change a preset's settings), checkpoint:PATH or "
-            "search:SPEC"
+            "or NAME:key=value,... to change a preset's settings), checkpoint:PATH, "
+            "blueprint[:PATH] or search:SPEC"
         )
     check_batched_bot_spec(spec)  # a bad setting: its own message
 
@@ -136,10 +139,40 @@ def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> M
     check_member_spec(spec)
     if spec.startswith("search:") or spec.partition(":")[0] in TEXT_AGENT_KINDS:
         return Member(spec, "search", spec=spec, search=make_agent(spec, rules))
+    if spec.partition(":")[0] in TABLE_AGENT_KINDS:
+        return Member(spec, "search", spec=spec, search=PerView(make_agent(spec, rules)))
     if not spec.startswith("checkpoint:"):
         return Member(spec, "bot", spec=spec)
     net = _load_frozen(spec.partition(":")[2], rules, str(device))
     return Member(spec, "checkpoint", net=net, spec=spec)
+
+
+class PerView:
+    """Plays an agent with ``action_probabilities(view)`` in a batched table's games.
+
+    Args:
+        agent: The agent (e.g. a blueprint); asked once per acting player's view.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.name = getattr(agent, "name", type(agent).__name__)
+        self._rules: RuleSet | None = None
+
+    def act_batch(self, env: BatchedEnv, rows: torch.Tensor, generator: torch.Generator):
+        """Moves for the acting players of ``env``'s games ``rows``, sampled with ``generator``."""
+        from liars_env.engine import LiarsDiceGame
+        from liars_env.observation import ObservationLayout, view_of
+
+        if self._rules != env.rules:
+            self._game, self._layout = LiarsDiceGame(env.rules), ObservationLayout(env.rules)
+            self._rules = env.rules
+        probs = []
+        for state in env.states(rows):
+            view = view_of(self._game, self._layout, state)
+            probs.append(self.agent.action_probabilities(view, state=state))
+        table = torch.from_numpy(np.stack(probs))
+        return torch.multinomial(table, 1, generator=generator).squeeze(1).to(env.device)
 
 
 def frozen_copy(model: PolicyNet) -> PolicyNet:

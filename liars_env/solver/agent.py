@@ -7,7 +7,7 @@ import numpy as np
 from liars_env.observation import PlayerView
 from liars_env.rules import RuleSet
 from liars_env.solver.cache import cached_solution
-from liars_env.solver.graph import RoundState, check_supported, round_state_of
+from liars_env.solver.graph import RoundState, check_supported, round_state_of, state_round
 from liars_env.solver.last_bid import Blueprint
 from liars_env.solver.solution import Solution
 
@@ -127,16 +127,28 @@ class BlueprintAgent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def round_state(self, view: PlayerView) -> RoundState:
-        """The round state of ``view`` (palifico history from this game's rounds)."""
+    def round_state(self, view: PlayerView, state=None) -> RoundState:
+        """The round state of ``view``.
+
+        Read from the engine's ``state`` where given, else with the palifico history of
+        the rounds this agent has seen.
+        """
+        if state is not None:
+            return state_round(state)
         return round_state_of(self.blueprint.strategies, view, self._had)
 
-    def action_probabilities(self, view: PlayerView) -> np.ndarray:
-        """The blueprint's probability of every action at ``view``."""
+    def action_probabilities(self, view: PlayerView, state=None) -> np.ndarray:
+        """The blueprint's probability of every action at ``view``.
+
+        Args:
+            view: The acting player's view.
+            state: The engine's state, where the caller has it (a batched table): it
+                says who has had a palifico round, which a view does not.
+        """
         role = 0 if view.seat == view.opener else 1
         bids = [view.codec.encode_bid(q, f) for _, q, f in view.bids]
         return self.blueprint.probabilities(
-            self.round_state(view), role, bids, view.dice, view.codec.num_actions
+            self.round_state(view, state), role, bids, view.dice, view.codec.num_actions
         )
 
     def act(self, view: PlayerView) -> int:

@@ -443,15 +443,19 @@ def _outcome_of(state: GameState) -> tuple[str, Any]:
     """What follows a settled round (engine state after the call), by role."""
     if state.winner is not None:
         return ("end", state.winner)
+    return ("same" if state.opener == 0 else "swap", state_round(state))
+
+
+def state_round(state: GameState) -> RoundState:
+    """The round state of an engine state (its round's opener as role 0)."""
     o = state.opener
-    key = RoundState(
+    return RoundState(
         state.dice_left[o],
         state.dice_left[1 - o],
         bool(state.had_palifico[o]),
         bool(state.had_palifico[1 - o]),
         bool(state.palifico),
     )
-    return ("same" if o == 0 else "swap", key)
 
 
 def start_state(rules: RuleSet) -> RoundState:
