@@ -83,6 +83,19 @@ def two_player_models(root: Path = Path("checkpoints")) -> list[tuple[str, str]]
     return out
 
 
+def shipped_blueprints(root: Path = Path("blueprints")) -> list[tuple[str, str]]:
+    """``(blueprint spec, preset)`` of every shipped blueprint (``blueprints/*/blueprint.npz``)."""
+    from liars_env.rules import PRESETS
+    from liars_env.solver.last_bid import Blueprint
+
+    out = []
+    for path in sorted(root.glob("*/blueprint.npz")):
+        rules = Blueprint.load(path).rules
+        preset = next(p for p in PRESETS if RuleSet.preset(p, num_players=2) == rules)
+        out.append((f"blueprint:{path.parent}", preset))
+    return out
+
+
 def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -186,6 +199,7 @@ def run_table(ns: argparse.Namespace) -> int:
     rows = [(spec, p, ns.rounds, ns.response) for spec, p in two_player_models()]
     rows += [(bot, "perudo", ns.bot_rounds, ns.bot_response) for bot in BOTS]
     rows.append((SEARCH, "perudo", ns.search_rounds, ns.search_response))
+    rows += [(spec, p, ns.rounds, ns.response) for spec, p in shipped_blueprints()]
     for spec, preset, rounds, response in rows:
         rules = RuleSet.preset(preset, num_players=2)
         key = f"{spec} {preset}"
@@ -201,9 +215,11 @@ def run_table(ns: argparse.Namespace) -> int:
             card = _eval_card(spec).get("bots", {}).get("results", [])
             carded = {r["opponent"] for r in card if r["win_rate"] is not None}
             h2h = row.setdefault("h2h", {})
-            for other in BOTS:
-                if other not in carded and other != spec and f"{other} {ns.h2h_games}" not in h2h:
-                    h2h[f"{other} {ns.h2h_games}"] = _h2h(spec, other, rules, ns.h2h_games, ns.seed)
+            others = BOTS + ([REFERENCE] if spec.startswith("blueprint:") else [])
+            for other in others:
+                games = ns.reference_games if other == REFERENCE else ns.h2h_games
+                if other not in carded and other != spec and f"{other} {games}" not in h2h:
+                    h2h[f"{other} {games}"] = _h2h(spec, other, rules, games, ns.seed)
                     data[key] = row
                     _save(data, out)
         data[key] = row
@@ -272,6 +288,9 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
             )
         elif spec == SEARCH:
             cells.append("0.722 [0.705, 0.737] (3009) (⁶)")
+        elif REFERENCE in {k.split()[0] for k in row.get("h2h", {})}:
+            h2h = {k.split()[0]: v for k, v in row["h2h"].items()}
+            cells.append(_cell(**h2h[REFERENCE]))
         else:
             cells.append("not measured")
         bots = {r["opponent"]: r for r in card.get("bots", {}).get("results", [])}
@@ -300,6 +319,7 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
         bot_rounds=ns.bot_rounds,
         search_rounds=ns.search_rounds,
         h2h_games=ns.h2h_games,
+        reference_games=ns.reference_games,
         response=ns.response,
         bot_response=ns.bot_response,
         search_response=ns.search_response,
@@ -324,7 +344,8 @@ dice each (`perudo_calza` and `perudo_palifico` for their own models). Generated
 
 ```sh
 python benchmarks/lbr.py table --rounds {rounds} --bot-rounds {bot_rounds} \\
-    --search-rounds {search_rounds} --h2h-games {h2h_games} --response {response} \\
+    --search-rounds {search_rounds} --h2h-games {h2h_games} \\
+    --reference-games {reference_games} --response {response} \\
     --bot-response {bot_response} --search-response {search_response} --seed {seed} \\
     --out results/lbr_table.json --small results/lbr_small.json --markdown docs/strength.md
 ```
@@ -348,6 +369,12 @@ parentheses):
   agent: its win rate minus parity (0.5), the headline of the model's card (mean over the
   seeds named). In payoff units it is twice that. Also a lower bound, much looser.
 - **vs `perudo_2p`** and **vs each bot**: head to head win rates.
+
+Rows: every shipped 2-player model, every bot, the search over `perudo_2p`, and every
+shipped blueprint (`blueprint:blueprints/NAME`: CFR+ on every round with each player
+remembering part of the round's bids, [the blueprint](blueprint.md)), whose head to
+head cells are played here ({reference_games} games against `perudo_2p`, {h2h_games}
+against each bot, seed {seed}).
 
 {table}
 
@@ -418,6 +445,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     table.add_argument(
         "--h2h-games", type=int, default=1000, help="games per bot-vs-bot cell (0: skip)"
+    )
+    table.add_argument(
+        "--reference-games",
+        type=int,
+        default=2000,
+        help="games of a blueprint against checkpoints/perudo_2p",
     )
     table.add_argument("--markdown", help="write the strength page here")
     table.add_argument(

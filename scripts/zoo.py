@@ -8,7 +8,9 @@ renders from them, and from nothing else:
 * the README's summary table, between ``<!-- zoo:begin -->`` and ``<!-- zoo:end -->``
   (the markers are inserted after the section about the environment if missing; nothing
   else in README.md is touched);
-* every ``checkpoints/<name>/card.md``, on one template.
+* every ``checkpoints/<name>/card.md``, on one template;
+* the blueprints' section of ``docs/models.md`` and every ``blueprints/<name>/card.md``,
+  from ``blueprints/<name>/eval.json`` (solved, not trained: ``liars_env.solver.last_bid``).
 
 Usage::
 
@@ -211,7 +213,7 @@ def zoo_table(evals: list[dict], link_prefix: str | None) -> list[str]:
     return lines
 
 
-def render_models_page(evals: list[dict]) -> str:
+def render_models_page(evals: list[dict], blueprints: list[dict] = ()) -> str:
     """``docs/models.md``."""
     out = [
         "# The model zoo",
@@ -301,7 +303,102 @@ def render_models_page(evals: list[dict]) -> str:
         "reach the shipped models' strength yet.",
         "",
     ]
+    if blueprints:
+        out += blueprint_section(blueprints)
     return "\n".join(out)
+
+
+def load_blueprints(root: Path = ROOT) -> list[dict]:
+    """Every ``blueprints/<name>/eval.json``, by name."""
+    return [json.loads(p.read_text()) for p in sorted((root / "blueprints").glob("*/eval.json"))]
+
+
+def _cell(r: dict | None) -> str:
+    if r is None:
+        return "not measured"
+    return f"{r['win_rate']:.3f} {interval(r['ci95'])} ({r['games']:,})"
+
+
+def remembers(bp: dict) -> str:
+    """What a blueprint's player remembers of a round's bids."""
+    text = "the bid standing" if bp["memory"] == 1 else f"the last {bp['memory']} bids"
+    if bp["faces"]:
+        older = "bid" if bp["faces"] == 1 else f"{bp['faces']} bids"
+        text += f" and the face of the {older} before"
+    return text
+
+
+def blueprint_section(blueprints: list[dict]) -> list[str]:
+    """The blueprints' section of ``docs/models.md``."""
+    out = [
+        "## Blueprints",
+        "",
+        "Solved, not trained: CFR+ on every round with each player remembering part of the "
+        "round's bids ([the blueprint](blueprint.md)), in `blueprints/<name>/` "
+        "(`blueprint.npz`, `card.md`, `eval.json`); play one as `blueprint:blueprints/<name>`. "
+        "Win rates of the blueprint, seats rotated, 95% Wilson intervals (games).",
+        "",
+        "| blueprint | rules | table | remembers | vs `perudo_2p` | vs probabilistic | "
+        "vs bayes | vs belief | solve | rebuild |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for bp in blueprints:
+        bots = {r["opponent"]: r for r in bp["bots"]}
+        out.append(
+            f"| `{bp['name']}` | `{bp['rules']}` | "
+            f"{bp['players']} × {bp['dice']}d{bp['die_faces']} | {remembers(bp)} | "
+            f"{_cell(bp.get('reference'))} | "
+            + " | ".join(_cell(bots.get(b)) for b in ZOO_BOTS)
+            + f" | {bp['solve_minutes']:.0f} min, {bp['iterations']} CFR+ iterations a round "
+            f"| [{bp['pipeline']}](../{bp['pipeline']}) |"
+        )
+    return [*out, ""]
+
+
+def render_blueprint_card(bp: dict) -> str:
+    """``blueprints/<name>/card.md``."""
+    spec = f"blueprint:blueprints/{bp['name']}"
+    bots = {r["opponent"]: r for r in bp["bots"]}
+    lines = [
+        GENERATED,
+        f"# blueprint {bp['name']}",
+        "",
+        f"{bp['summary']} Rules `{bp['rules']}`, {bp['players']} players, {bp['dice']} dice of "
+        f"{bp['die_faces']} faces; each player remembers {remembers(bp)}.",
+        "",
+        "## How to use",
+        "",
+        f"- Play it: `liars-play --rules {bp['rules']} --players 2 --opponents {spec}`",
+        f"- Measure it: `liars-eval --rules {bp['rules']} --players 2 --agents {spec} belief "
+        "--games 1000 --seed 0`",
+        f'- In Python: `make_agent("{spec}", RuleSet.preset("{bp["rules"]}", num_players=2))`',
+        "",
+        "## Solving",
+        "",
+        f"CFR+ on every round's graph, {bp['iterations']} iterations a round, from the last "
+        f"rounds back: {bp['solve_minutes']:.0f} minutes on one core of the project's 2-core "
+        "CPU. No randomness: the same file on any machine, up to floating point. Run the "
+        "command again to resume from its last finished round.",
+        "",
+        "```sh",
+        f"liars-train --pipeline {bp['pipeline']} --out blueprints/{bp['name']}",
+        "```",
+        "",
+        "## Evaluation",
+        "",
+        "Seats rotated, 95% Wilson intervals, on the batched engine "
+        "(`liars_train.league.play_match`):",
+        "",
+        "| opponent | win rate | 95% CI | games |",
+        "|---|---|---|---|",
+    ]
+    rows = ([bp["reference"]] if bp.get("reference") else []) + [bots[b] for b in BOTS if b in bots]
+    for r in rows:
+        lines.append(
+            f"| `{r['opponent']}` | {r['win_rate']:.3f} | {interval(r['ci95'])} | {r['games']:,} |"
+        )
+    lines += ["", "```sh", *bp["commands"], "```", "", "## Limitations", "", *bp["limitations"], ""]
+    return "\n".join(lines)
 
 
 def render_readme_block(evals: list[dict]) -> str:
@@ -446,7 +543,10 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
         replaced) and each ``card.md``.
     """
     evals = load(root)
-    files = {root / "docs" / "models.md": render_models_page(evals)}
+    blueprints = load_blueprints(root)
+    files = {root / "docs" / "models.md": render_models_page(evals, blueprints)}
+    for bp in blueprints:
+        files[root / "blueprints" / bp["name"] / "card.md"] = render_blueprint_card(bp)
     readme = root / "README.md"
     files[readme] = with_block(readme.read_text(), render_readme_block(evals))
     for ev in evals:

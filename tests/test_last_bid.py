@@ -143,7 +143,8 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
     assert loaded.values == blueprint.values and loaded.start == blueprint.start
     for key, plays in blueprint.rounds.items():
         for role in (0, 1):
-            assert np.allclose(loaded.rounds[key][role].probs, plays[role].probs, atol=1e-3)
+            # one byte per probability: steps of 1/255, then renormalized
+            assert np.allclose(loaded.rounds[key][role].probs, plays[role].probs, atol=0.01)
             assert (loaded.rounds[key][role].action == plays[role].action).all()
     with pytest.raises(ValueError, match="is a blueprint of"):
         Blueprint.load(path, SMALL["perudo 2x2"])

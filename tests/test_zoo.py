@@ -34,6 +34,10 @@ def copy_zoo(dest: Path) -> Path:
         (dest / "checkpoints" / folder.name).mkdir(parents=True)
         for name in ("eval.json", "card.md"):
             shutil.copy(folder / name, dest / "checkpoints" / folder.name / name)
+    for folder in sorted((ROOT / "blueprints").glob("*/")):
+        (dest / "blueprints" / folder.name).mkdir(parents=True)
+        for name in ("eval.json", "card.md"):
+            shutil.copy(folder / name, dest / "blueprints" / folder.name / name)
     (dest / "docs").mkdir()
     shutil.copy(ROOT / "docs" / "models.md", dest / "docs" / "models.md")
     shutil.copy(ROOT / "README.md", dest / "README.md")
@@ -69,6 +73,18 @@ def test_check_reports_an_edited_number(tmp_path):
     assert zoo.main(["--root", str(root)]) == 0  # regenerated, the pages agree again
     assert zoo.main(["--check", "--root", str(root)]) == 0
     assert "0.701" in (root / "checkpoints" / "perudo_3p" / "card.md").read_text()
+
+
+def test_a_blueprints_figures_come_from_its_eval_json(tmp_path):
+    root = copy_zoo(tmp_path)
+    path = root / "blueprints" / "perudo_2p" / "eval.json"
+    data = json.loads(path.read_text())
+    data["reference"]["win_rate"] = 0.654321
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    assert zoo.main(["--check", "--root", str(root)]) == 1
+    assert zoo.main(["--root", str(root)]) == 0
+    assert "0.654" in (root / "blueprints" / "perudo_2p" / "card.md").read_text()
+    assert "0.654" in (root / "docs" / "models.md").read_text()
 
 
 def test_a_hand_edited_card_is_reported(tmp_path):

@@ -53,6 +53,8 @@ backwards: :func:`solve` and :class:`Solution`), :mod:`~liars_env.solver.exploit
 (:func:`exploit_sampled`: of an agent that can only be sampled, with an error bar),
 :mod:`~liars_env.solver.lbr` (:func:`local_best_response`: a played lower
 bound on the exploitability of any 2-player agent, at any dice count),
+:mod:`~liars_env.solver.last_bid` (:func:`solve_blueprint`: CFR+ on every round with
+players remembering part of its bids, at any dice count),
 :mod:`~liars_env.solver.cache`
 (solutions on disk), :mod:`~liars_env.solver.agent` (the ``solver`` player) and
 :mod:`~liars_env.solver.openspiel` (the adapter to OpenSpiel's ``pyspiel``; needs the
@@ -66,7 +68,7 @@ Example:
     (True, True)
 """
 
-from liars_env.solver.agent import SolverAgent
+from liars_env.solver.agent import BlueprintAgent, SolverAgent
 from liars_env.solver.best_response import best_response_values
 from liars_env.solver.cache import cache_dir, cache_path, cached_solution
 from liars_env.solver.cfr import RoundSolver
@@ -87,6 +89,7 @@ from liars_env.solver.graph import (
     round_states,
     start_state,
 )
+from liars_env.solver.last_bid import Blueprint, solve_blueprint
 from liars_env.solver.lbr import (
     LocalBestResponse,
     LocalBestResponseResult,
@@ -104,6 +107,8 @@ __all__ = [
     "METHODS",
     "SOLVER_VERSION",
     "AgentTables",
+    "Blueprint",
+    "BlueprintAgent",
     "Exploitation",
     "LocalBestResponse",
     "LocalBestResponseResult",
@@ -128,6 +133,7 @@ __all__ = [
     "local_best_response",
     "round_states",
     "solve",
+    "solve_blueprint",
     "solve_round_lp",
     "start_state",
 ]

@@ -513,7 +513,9 @@ class Blueprint:
     def save(self, path: str | Path) -> Path:
         """Writes the blueprint as ``.npz``, atomically (temp file, rename).
 
-        No pickles; the probabilities in float16.
+        No pickles; each probability in one byte, a multiple of 1/255 (those under
+        1/510 become 0; each node's are renormalized when read), so that a blueprint of
+        5 dice each is under 3 MB. A solve's own files (``resume``) keep float32.
         """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -532,7 +534,7 @@ class Blueprint:
         arrays = {"meta": np.array(json.dumps(meta))}
         for i, key in enumerate(keys):
             for role, play in enumerate(self.rounds[key]):
-                arrays |= _play_arrays(play, f"{i}_{role}_", np.float16)
+                arrays |= _play_arrays(play, f"{i}_{role}_", np.uint8)
         _write_npz(path, arrays, compressed=True)
         return path
 
@@ -576,20 +578,27 @@ class Blueprint:
 
 
 def _play_arrays(play: RolePlay, prefix: str, dtype) -> dict[str, np.ndarray]:
+    probs = play.probs
+    if dtype == np.uint8:  # steps of 1/255: a hand's likeliest action (>= 1/61) stays > 0
+        probs = np.round(np.clip(probs, 0.0, 1.0) * 255)
     return {
         prefix + "keys": play.keys,
         prefix + "first": play.first,
         prefix + "action": play.action,
-        prefix + "probs": play.probs.astype(dtype),
+        prefix + "probs": probs.astype(dtype),
     }
 
 
 def _play_from(data, prefix: str) -> RolePlay:
+    probs = data[prefix + "probs"]
+    scale = 255.0 if probs.dtype == np.uint8 else 1.0
+    first = data[prefix + "first"]
+    probs = probs.astype(np.float32) / scale
+    if scale != 1.0:  # renormalize each node's edges per hand
+        sums = np.add.reduceat(probs, first[:-1], axis=0) if len(first) > 1 else probs[:0]
+        probs /= np.repeat(np.maximum(sums, 1e-12), np.diff(first), axis=0)
     return RolePlay(
-        keys=data[prefix + "keys"],
-        first=data[prefix + "first"],
-        action=data[prefix + "action"],
-        probs=data[prefix + "probs"].astype(np.float32),
+        keys=data[prefix + "keys"], first=first, action=data[prefix + "action"], probs=probs
     )
 
 

@@ -1,0 +1,132 @@
+r"""The blueprint where the truth is known: exact exploitability by what a player remembers.
+
+For each small 2-player game and each setting ``MEMORY:FACES`` (bids remembered, faces
+of the bids before them remembered), CFR+ on every round's graph
+(:func:`liars_env.solver.last_bid.solve_blueprint`), then the exact exploitability of
+the blueprint agent in the real game (:func:`liars_env.solver.exploit`)::
+
+    python benchmarks/blueprint.py --games perudo_1x4 perudo_1x5 perudo_1x6 perudo_2x3 \
+        openspiel_1x6 openspiel_2x3 perudo_2x4 --settings 1:0 1:1 2:0 2:1 3:0 4:0 \
+        --iterations 400 --out results/blueprint_small.json --markdown results/blueprint_small.md
+
+Each cell is written to ``--out`` as soon as it is measured; a cell already there with
+the same iterations is not measured again. Beside each game: ReBeL's figure where the
+paper gives one (CFR-D re-solving with a value network, Brown et al. 2020, as quoted in
+issue #56) and safe re-solving to the round's end (docs/search.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from liars_env.rules import RuleSet
+from liars_env.solver import exploit
+from liars_env.solver.agent import BlueprintAgent
+from liars_env.solver.last_bid import round_graphs, solve_blueprint
+
+GAMES: dict[str, tuple[str, int, int]] = {
+    "perudo_1x4": ("perudo", 1, 4),
+    "perudo_1x5": ("perudo", 1, 5),
+    "perudo_1x6": ("perudo", 1, 6),
+    "perudo_2x3": ("perudo", 2, 3),
+    "perudo_2x4": ("perudo", 2, 4),
+    "openspiel_1x4": ("openspiel_liars_dice", 1, 4),
+    "openspiel_1x6": ("openspiel_liars_dice", 1, 6),
+    "openspiel_2x3": ("openspiel_liars_dice", 2, 3),
+    "calza_1x4": ("perudo_calza", 1, 4),
+    "palifico_2x3": ("perudo_palifico", 2, 3),
+    "jokers_1x4": ("jokers", 1, 4),
+}
+"""Small games: name → (preset, dice per player, faces), 2 players."""
+
+REBEL = {"perudo_1x4": None, "openspiel_1x4": 0.017, "openspiel_1x6": 0.024,
+         "openspiel_2x3": 0.017}  # fmt: skip
+"""ReBeL's exploitability where the paper reports the game (OpenSpiel's rules)."""
+
+FULL_DEPTH = {"perudo_1x4": 0.0019, "perudo_1x6": 0.0013, "perudo_2x3": 0.0044}
+"""Safe re-solving to the round's end, from docs/search.md's depth table."""
+
+
+def _setting(text: str) -> tuple[int, int]:
+    memory, _, faces = text.partition(":")
+    try:
+        return int(memory), int(faces or 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a setting is MEMORY:FACES, got {text!r}") from None
+
+
+def measure(game: str, memory: int, faces: int, iterations: int) -> dict[str, Any]:
+    """One cell: the blueprint's exact exploitability, its size and its solve's time."""
+    preset, dice, num_faces = GAMES[game]
+    rules = RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=num_faces)
+    blueprint = solve_blueprint(rules, iterations, memory=memory, faces=faces)
+    began = time.perf_counter()
+    result = exploit(BlueprintAgent(blueprint), rules)
+    _, graphs = round_graphs(rules, memory, faces)
+    return {
+        "exploitability": result.exploitability,
+        "nodes": int(sum(len(g.actor) for g in graphs.values())),
+        "solve_seconds": round(blueprint.seconds, 2),
+        "exploit_seconds": round(time.perf_counter() - began, 2),
+        "iterations": iterations,
+    }
+
+
+def markdown(data: dict[str, Any], settings: list[tuple[int, int]]) -> str:
+    """The table: a row per game, a column per setting (exploitability, nodes)."""
+    head = ["game", *[f"memory {m}, faces {f}" for m, f in settings], "full-depth re-solving",
+            "ReBeL"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for game in data:
+        cells = [game.replace("_", " ")]
+        for m, f in settings:
+            cell = data[game].get(f"{m}:{f}")
+            cells.append(f"{cell['exploitability']:.4f} ({cell['nodes']:,} nodes)" if cell else "—")
+        cells.append(f"{FULL_DEPTH[game]:.4f}" if game in FULL_DEPTH else "—")
+        cells.append(f"{REBEL[game]:.3f}" if REBEL.get(game) is not None else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
+    parser.add_argument("--settings", nargs="+", type=_setting, default=[(1, 0), (1, 1)])
+    parser.add_argument("--iterations", type=int, default=400)
+    parser.add_argument("--out", required=True, help="JSON of the cells (resumed)")
+    parser.add_argument("--markdown", help="also write the table here")
+    ns = parser.parse_args(argv)
+    out = Path(ns.out)
+    data = json.loads(out.read_text()) if out.exists() else {}
+    for game in ns.games:
+        for memory, faces in ns.settings:
+            row = data.setdefault(game, {})
+            cell = row.get(f"{memory}:{faces}")
+            if cell is None or cell["iterations"] != ns.iterations:
+                row[f"{memory}:{faces}"] = cell = measure(game, memory, faces, ns.iterations)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                tmp = out.with_suffix(".tmp")
+                tmp.write_text(json.dumps(data, indent=1) + "\n")
+                os.replace(tmp, out)
+            print(
+                f"{game:14s} memory {memory} faces {faces}: exploitability "
+                f"{cell['exploitability']:.4f} ({cell['nodes']:,} nodes, solve "
+                f"{cell['solve_seconds']} s)",
+                flush=True,
+            )
+    table = markdown({g: data[g] for g in ns.games if g in data}, ns.settings)
+    print(table)
+    if ns.markdown:
+        Path(ns.markdown).write_text(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
