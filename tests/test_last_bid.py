@@ -207,3 +207,16 @@ def test_a_blueprint_is_a_league_member_and_plays_the_batched_match(tmp_path, bl
     result = play_match(member, member_from_spec("random", rules, "cpu"), rules, 200, seed=0)
     assert result["games"] >= 200
     assert result["ci95"][0] > 0.6, result
+
+
+def test_the_blueprint_spec_solves_once_then_reads_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LIARS_DICE_CACHE", str(tmp_path))
+    rules = SMALL["perudo 1x3"]
+    first = make_agent("blueprint", rules, seed=0)
+    (cached,) = tmp_path.glob("blueprint-*.npz")
+    assert (first.blueprint.memory, first.blueprint.faces) == (1, 1)
+    again = make_agent("blueprint", rules, seed=0)
+    assert again.blueprint.values == pytest.approx(first.blueprint.values)
+    assert again.blueprint.seconds == first.blueprint.seconds  # read, not solved
+    cached.write_bytes(b"damaged")
+    assert make_agent("blueprint", rules).blueprint.values == pytest.approx(first.blueprint.values)

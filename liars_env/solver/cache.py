@@ -51,25 +51,28 @@ def cached_solution(rules: RuleSet, tolerance: float = 1e-3, **options: Any) -> 
     return solution
 
 
-def blueprint_path(rules: RuleSet, iterations: int) -> Path:
-    """Where the blueprint of ``rules`` is cached (named by a hash of rules and settings)."""
-    text = json.dumps([rules.to_dict(), iterations], sort_keys=True)
+def blueprint_path(rules: RuleSet, iterations: int, memory: int, faces: int) -> Path:
+    """Where a blueprint of ``rules`` is cached (named by a hash of rules and settings)."""
+    text = json.dumps([rules.to_dict(), iterations, memory, faces], sort_keys=True)
     digest = hashlib.sha256(f"{BLUEPRINT_VERSION}:{text}".encode()).hexdigest()[:16]
     return cache_dir() / f"blueprint-{digest}.npz"
 
 
-def cached_blueprint(rules: RuleSet, iterations: int = 400, log=None) -> Blueprint:
-    """The cached last-bid blueprint of ``rules``, else a new one (then cached, atomically).
+def cached_blueprint(
+    rules: RuleSet, iterations: int = 300, memory: int = 1, faces: int = 1, log=None
+) -> Blueprint:
+    """The cached blueprint of ``rules``, else a new one (then cached, atomically).
 
-    A new one keeps each solved round under the cache folder as it goes, so an
-    interrupted solve resumes (:func:`~liars_env.solver.last_bid.solve_blueprint`).
+    The defaults are the shipped blueprint's recipe (``configs/blueprints/``). A new one
+    keeps each solved round under the cache folder as it goes, so an interrupted solve
+    resumes (:func:`~liars_env.solver.last_bid.solve_blueprint`).
     """
-    path = blueprint_path(rules, iterations)
+    path = blueprint_path(rules, iterations, memory, faces)
     if path.exists():
         with contextlib.suppress(ValueError):  # a stale or damaged file: solve again
             return Blueprint.load(path, rules)
     rounds = path.with_suffix(".rounds")
-    blueprint = solve_blueprint(rules, iterations, log=log, resume=rounds)
+    blueprint = solve_blueprint(rules, iterations, log, rounds, memory, faces)
     with contextlib.suppress(OSError):  # a read-only cache only costs time
         blueprint.save(path)
     return blueprint
