@@ -9,6 +9,10 @@ the blueprint agent in the real game (:func:`liars_env.solver.exploit`)::
         openspiel_1x6 openspiel_2x3 perudo_2x4 --settings 1:0 1:1 2:0 2:1 3:0 4:0 \
         --iterations 400 --out results/blueprint_small.json --markdown results/blueprint_small.md
 
+``--latency SPEC`` instead times one agent's decisions (``act``) over games against
+itself at 5 dice each (``python benchmarks/blueprint.py --latency
+blueprint:blueprints/perudo_2p --out results/blueprint_latency.json``).
+
 Each cell is written to ``--out`` as soon as it is measured; a cell already there with
 the same iterations is not measured again. Beside each game: ReBeL's figure where the
 paper gives one (CFR-D re-solving with a value network, Brown et al. 2020, as quoted in
@@ -94,6 +98,37 @@ def markdown(data: dict[str, Any], settings: list[tuple[int, int]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def latency(spec: str, games: int, seed: int) -> dict[str, Any]:
+    """Median and largest seconds per decision of ``spec`` playing itself, 2 × 5 dice."""
+    import numpy as np
+
+    from liars_env.agents import make_agent
+    from liars_env.engine import LiarsDiceGame
+    from liars_env.observation import ObservationLayout, view_of
+
+    rules = RuleSet.preset("perudo", num_players=2)
+    game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
+    agents = [make_agent(spec, rules, seed=seed + s) for s in (0, 1)]
+    rng = np.random.default_rng(seed)
+    times = []
+    for _ in range(games):
+        state = game.new_game(rng)
+        for agent in agents:
+            agent.reset()
+        while state.winner is None:
+            view = view_of(game, layout, state)
+            began = time.perf_counter()
+            action = agents[state.current_player].act(view)
+            times.append(time.perf_counter() - began)
+            game.apply(state, action, rng)
+    return {
+        "agent": spec,
+        "decisions": len(times),
+        "median_seconds": float(np.median(times)),
+        "max_seconds": float(np.max(times)),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -102,8 +137,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=400)
     parser.add_argument("--out", required=True, help="JSON of the cells (resumed)")
     parser.add_argument("--markdown", help="also write the table here")
+    parser.add_argument("--latency", metavar="SPEC", help="time this agent's decisions instead")
+    parser.add_argument("--latency-games", type=int, default=50)
     ns = parser.parse_args(argv)
     out = Path(ns.out)
+    if ns.latency:
+        result = latency(ns.latency, ns.latency_games, 0)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps(result))
+        return 0
     data = json.loads(out.read_text()) if out.exists() else {}
     for game in ns.games:
         for memory, faces in ns.settings:

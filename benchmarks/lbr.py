@@ -244,7 +244,14 @@ def _cell(win_rate: float | None, ci95: list[float] | None, games: int | None) -
 
 
 def _eval_card(spec: str) -> dict[str, Any]:
-    """The ``eval.json`` beside a shipped checkpoint, or ``{}``."""
+    """The ``eval.json`` beside a shipped checkpoint, or ``{}``.
+
+    A blueprint's (``blueprints/NAME/eval.json``) gives its best responses only: its head
+    to head figures are played here.
+    """
+    if spec.startswith("blueprint:"):
+        card = _load(Path(spec.partition(":")[2]) / "eval.json")
+        return {"exploit": card["exploit"]} if "exploit" in card else {}
     if not spec.startswith("checkpoint:"):
         return {}
     return _load(Path(spec.partition(":")[2]) / "eval.json")
@@ -391,7 +398,8 @@ can beat every bot and still lose nearly every game to LBR.
    about 17 ms per position at 5 dice: 26–52 s of one core per game with `call`, about 4
    minutes with `policy`. Hence few games, or none ("not measured").
 3. From the model's `checkpoints/NAME/eval.json` (its card; ladder seed 1, `liars-exploit`
-   with 2M learner decisions and the seeds named), with the commands of its card. A
+   with 2M learner decisions and the seeds named), with the commands of its card; a
+   blueprint's best responses from `blueprints/NAME/eval.json`, the same protocol. A
    bot's row against `perudo_2p` is the card's cell seen from the bot's side.
 4. Not measured: the RL best response trains 2M learner decisions per agent and seed
    (about 10 minutes of a 16-core machine each); not run for this table.

@@ -3,6 +3,8 @@ where the truth is known, files, resuming, the agent spec."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -220,3 +222,20 @@ def test_the_blueprint_spec_solves_once_then_reads_the_cache(tmp_path, monkeypat
     assert again.blueprint.seconds == first.blueprint.seconds  # read, not solved
     cached.write_bytes(b"damaged")
     assert make_agent("blueprint", rules).blueprint.values == pytest.approx(first.blueprint.values)
+
+
+def test_the_benchmark_writes_its_cells_and_resumes(tmp_path, capsys):
+    from helpers import load_script
+
+    bench = load_script("benchmarks/blueprint.py")
+    out, md = tmp_path / "small.json", tmp_path / "small.md"
+    argv = ["--games", "perudo_1x4", "--settings", "1:0", "--iterations", "100"]
+    assert bench.main([*argv, "--out", str(out), "--markdown", str(md)]) == 0
+    cell = json.loads(out.read_text())["perudo_1x4"]["1:0"]
+    assert 0.005 < cell["exploitability"] < 0.03 and cell["nodes"] == 16
+    assert "| perudo 1x4 | 0.0" in md.read_text()
+    out.write_text(out.read_text().replace(str(cell["exploitability"]), "0.5"))
+    bench.main([*argv, "--out", str(out)])  # kept, not measured again
+    assert "0.5000" in capsys.readouterr().out
+    assert bench.main(["--latency", "random", "--latency-games", "2", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["median_seconds"] < 0.1
