@@ -346,3 +346,25 @@ def test_every_run_on_a_card_is_a_stage_of_its_pipeline(path):
             }
             continue
         assert set(names) <= stages, (row, stages)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "configs" / "blueprints").glob("*.yaml")), ids=lambda p: p.stem
+)
+def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
+    """The pipeline's blueprint stage has the shipped file's rules and settings."""
+    from liars_env.solver.last_bid import Blueprint
+
+    built = load_pipeline(path)
+    result = built.stage(built.result)
+    assert result.kind == "blueprint"
+    shipped = Blueprint.load(ROOT / "blueprints" / path.stem / "blueprint.npz")
+    assert shipped.rules == pipeline.blueprint_rules("test", result.spec)
+    spec = result.spec
+    assert (shipped.memory, shipped.faces, shipped.iterations) == (
+        spec.get("memory", 1),
+        spec.get("faces", 0),
+        spec.get("iterations", 400),
+    )
+    command = f"liars-train --pipeline configs/blueprints/{path.name} --out blueprints/{path.stem}"
+    assert command in (ROOT / "blueprints" / path.stem / "card.md").read_text()

@@ -133,10 +133,10 @@ def test_words_that_look_like_exponents_stay_strings():
     assert load_yaml("[1e, e5, 1e5x, 0x1e5, 300]") == ["1e", "e5", "1e5x", 0x1E5, 300]
 
 
-OUR_CONFIGS = [  # one-run configs (configs/models/ holds pipelines: test_pipeline.py)
+OUR_CONFIGS = [  # one-run configs (configs/models/ and configs/blueprints/ hold pipelines)
     p
     for p in sorted(Path("configs").rglob("*.yaml"))
-    if not p.name.startswith("rllib_") and "models" not in p.parts
+    if not p.name.startswith("rllib_") and not {"models", "blueprints"} & set(p.parts)
 ]
 
 
