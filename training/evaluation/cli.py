@@ -30,7 +30,9 @@ EXIT_STOPPED = 4
 SPEC_HELP = (
     "one spec per seat. Bots: random, probabilistic, cautious, bold, bayes, belief, and "
     "NAME:key=value,... (a bot with settings changed); solver (the exact equilibrium of a "
-    "small 2-player game); checkpoint:PATH (a trained policy); search:SPEC[?key=value,...] "
+    "small 2-player game); blueprint[:PATH] (a solved 2-player blueprint at any dice count, "
+    "e.g. blueprint:blueprints/perudo_2p); checkpoint:PATH (a trained policy); "
+    "search:SPEC[?key=value,...] "
     "(SPEC with search at every decision); llm:MODEL[?key=value&...] (a language model "
     "behind an OpenAI-compatible endpoint, e.g. "
     "'llm:qwen2.5:7b?base_url=http://127.0.0.1:8000/v1&cache=runs/cache'; see docs/llm.md); "
