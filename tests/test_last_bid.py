@@ -216,7 +216,7 @@ def test_the_blueprint_spec_solves_once_then_reads_the_cache(tmp_path, monkeypat
     rules = SMALL["perudo 1x3"]
     first = make_agent("blueprint", rules, seed=0)
     (cached,) = tmp_path.glob("blueprint-*.npz")
-    assert (first.blueprint.memory, first.blueprint.faces) == (1, 1)
+    assert (first.blueprint.memory, first.blueprint.faces) == (2, 0)  # the shipped recipe
     again = make_agent("blueprint", rules, seed=0)
     assert again.blueprint.values == pytest.approx(first.blueprint.values)
     assert again.blueprint.seconds == first.blueprint.seconds  # read, not solved

@@ -59,7 +59,7 @@ def blueprint_path(rules: RuleSet, iterations: int, memory: int, faces: int) -> 
 
 
 def cached_blueprint(
-    rules: RuleSet, iterations: int = 300, memory: int = 1, faces: int = 1, log=None
+    rules: RuleSet, iterations: int = 100, memory: int = 2, faces: int = 0, log=None
 ) -> Blueprint:
     """The cached blueprint of ``rules``, else a new one (then cached, atomically).
 
