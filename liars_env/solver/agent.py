@@ -12,7 +12,34 @@ from liars_env.solver.last_bid import Blueprint
 from liars_env.solver.solution import Solution
 
 
-class SolverAgent:
+class _TablePlayer:
+    """What the table-playing agents share: sampling, and the palifico rounds seen.
+
+    A view does not say who has had a palifico round; where that matters, the agent
+    remembers the palifico rounds it has seen this game (both players act in every
+    round). Subclasses give ``action_probabilities(view)``.
+    """
+
+    def __init__(self, seed: int | None, name: str) -> None:
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self._had: set[int] = set()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Starts a new game (forgets palifico rounds) and reseeds the sampling."""
+        self._had = set()
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, view: PlayerView) -> int:
+        """Samples an action from :meth:`action_probabilities`."""
+        if view.palifico:
+            self._had.add(view.opener)
+        probs = self.action_probabilities(view)
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+
+class SolverAgent(_TablePlayer):
     """Plays the equilibrium of the solver: ``solver`` in agent specs.
 
     The solution is loaded from the cache or computed on construction. A view does not
@@ -50,17 +77,9 @@ class SolverAgent:
         name: str = "solver",
     ) -> None:
         check_supported(rules)
+        super().__init__(seed, name)
         self.rules = rules
-        self.name = name
         self.solution = solution if solution is not None else cached_solution(rules, tolerance)
-        self.rng = np.random.default_rng(seed)
-        self._had: set[int] = set()
-
-    def reset(self, seed: int | None = None) -> None:
-        """Starts a new game (forgets palifico rounds) and reseeds the sampling."""
-        self._had = set()
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
 
     def round_state(self, view: PlayerView) -> RoundState:
         """The round state of ``view`` (palifico history from this game's rounds)."""
@@ -74,15 +93,8 @@ class SolverAgent:
         bids = [codec.encode_bid(q, f) for _, q, f in view.bids]
         return self.solution.probabilities(key, role, bids, view.dice)
 
-    def act(self, view: PlayerView) -> int:
-        """Samples an action from the equilibrium."""
-        if view.palifico:
-            self._had.add(view.opener)
-        probs = self.action_probabilities(view)
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
 
-
-class BlueprintAgent:
+class BlueprintAgent(_TablePlayer):
     """Plays a last-bid blueprint (:mod:`liars_env.solver.last_bid`): ``blueprint`` in specs.
 
     At each decision it plays the blueprint of its round for its hand and the bid
@@ -115,17 +127,9 @@ class BlueprintAgent:
             blueprint = cached_blueprint(rules)
         if rules is not None and blueprint.rules != rules:
             raise ValueError(f"the blueprint is of {blueprint.rules}, not of {rules}")
+        super().__init__(seed, name)
         self.blueprint = blueprint
         self.rules = blueprint.rules
-        self.name = name
-        self.rng = np.random.default_rng(seed)
-        self._had: set[int] = set()
-
-    def reset(self, seed: int | None = None) -> None:
-        """Starts a new game (forgets palifico rounds) and reseeds the sampling."""
-        self._had = set()
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
 
     def round_state(self, view: PlayerView, state=None) -> RoundState:
         """The round state of ``view``.
@@ -150,10 +154,3 @@ class BlueprintAgent:
         return self.blueprint.probabilities(
             self.round_state(view, state), role, bids, view.dice, view.codec.num_actions
         )
-
-    def act(self, view: PlayerView) -> int:
-        """Samples an action from the blueprint."""
-        if view.palifico:
-            self._had.add(view.opener)
-        probs = self.action_probabilities(view)
-        return int(self.rng.choice(len(probs), p=probs))

@@ -494,18 +494,29 @@ def round_states(rules: RuleSet) -> tuple[RoundState, dict[RoundState, RoundTree
     Raises:
         ValueError: for unsupported rules or a round too large (see the module docstring).
     """
+    return reachable_rounds(rules, RoundTree, lambda tree: tree)
+
+
+def reachable_rounds(rules: RuleSet, build: Callable, tree_of: Callable) -> tuple[RoundState, dict]:
+    """The first round's state and ``build(game, key)`` for every round state reachable.
+
+    ``tree_of(built)`` is the :class:`RoundTree` whose calls say which rounds follow.
+
+    Raises:
+        ValueError: for unsupported rules.
+    """
     check_supported(rules)
     game = LiarsDiceGame(rules)
     start = start_state(rules)
-    trees: dict[RoundState, RoundTree] = {}
+    built: dict[RoundState, Any] = {}
     todo = [start]
     while todo:
         key = todo.pop()
-        if key in trees:
+        if key in built:
             continue
-        trees[key] = RoundTree(game, key)
-        todo += [k for k in trees[key].successors() if k not in trees]
-    return start, trees
+        built[key] = build(game, key)
+        todo += [k for k in tree_of(built[key]).successors() if k not in built]
+    return start, built
 
 
 def _components(trees: dict[RoundState, RoundTree]) -> list[list[RoundState]]:

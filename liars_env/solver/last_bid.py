@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -52,7 +50,14 @@ import numpy as np
 from liars_env.engine import LiarsDiceGame
 from liars_env.rules import RuleSet
 from liars_env.solver.best_response import _sweep, opener_payoff
-from liars_env.solver.graph import RoundState, RoundTree, check_supported, hands_of, start_state
+from liars_env.solver.graph import (
+    RoundState,
+    RoundTree,
+    check_supported,
+    hands_of,
+    reachable_rounds,
+)
+from liars_env.solver.solution import write_npz
 
 try:  # numba is a dependency of the package; plain Python runs the same loops (slowly)
     from numba import njit
@@ -476,6 +481,7 @@ class Blueprint:
     iterations: int = 0
     seconds: float = 0.0
     _hands: dict = field(default_factory=dict, repr=False, compare=False)
+    _face_of: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def strategies(self) -> dict[RoundState, list[RolePlay]]:
@@ -498,9 +504,9 @@ class Blueprint:
         if key not in self.rounds:
             raise ValueError(f"the blueprint has no round {key.label()} ({key})")
         play = self.rounds[key][role]
-        if "faces" not in self._hands:
-            self._hands["faces"] = bid_faces(LiarsDiceGame(self.rules))
-        key_bids = remembered(bids, self.memory, self.faces, self._hands["faces"])
+        if self._face_of is None:
+            self._face_of = bid_faces(LiarsDiceGame(self.rules))
+        key_bids = remembered(bids, self.memory, self.faces, self._face_of)
         try:
             n = play.node(key_bids)
         except KeyError:
@@ -540,7 +546,7 @@ class Blueprint:
         for i, key in enumerate(keys):
             for role, play in enumerate(self.rounds[key]):
                 arrays |= _play_arrays(play, f"{i}_{role}_", np.uint8)
-        _write_npz(path, arrays, compressed=True)
+        write_npz(path, arrays, compressed=True)
         return path
 
     @classmethod
@@ -607,33 +613,13 @@ def _play_from(data, prefix: str) -> RolePlay:
     )
 
 
-def _write_npz(path: Path, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
-    """Writes ``arrays`` to ``path`` atomically (temp file in the same folder, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            (np.savez_compressed if compressed else np.savez)(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def round_graphs(
     rules: RuleSet, memory: int = 1, faces: int = 0
 ) -> tuple[RoundState, dict[RoundState, AbstractRound]]:
     """The first round's state and the graph of every round reachable from it."""
-    game = LiarsDiceGame(rules)
-    start = start_state(rules)
-    graphs: dict[RoundState, AbstractRound] = {}
-    todo = [start]
-    while todo:
-        key = todo.pop()
-        if key not in graphs:
-            graphs[key] = AbstractRound.build(game, key, memory, faces)
-            todo += graphs[key].tree.successors()
-    return start, graphs
+    return reachable_rounds(
+        rules, lambda game, key: AbstractRound.build(game, key, memory, faces), lambda g: g.tree
+    )
 
 
 def solve_blueprint(
@@ -692,7 +678,7 @@ def solve_blueprint(
                 arrays = {"value": np.float64(value)}
                 for role, play in enumerate(rounds[key]):
                     arrays |= _play_arrays(play, f"{role}_", np.float32)
-                _write_npz(path, arrays)
+                write_npz(path, arrays)
         if log:
             how = "kept" if kept is not None else f"{time.perf_counter() - t0:.1f} s"
             log(f"round {key.label()}: value {value:+.4f} for the opener ({how})")

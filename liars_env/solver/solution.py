@@ -103,14 +103,7 @@ class Solution:
         for i, key in enumerate(keys):
             for d, probs in enumerate(self.strategies[key]):
                 arrays[f"s{i}_{d}"] = probs
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_npz(path, arrays, compressed=True)
         return path
 
     @classmethod
@@ -293,3 +286,16 @@ def _run(
             break
         step = max(check_every, int(step * 1.5))
     return done
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
+    """Writes ``arrays`` to ``path`` as ``.npz`` atomically (temp file beside it, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            (np.savez_compressed if compressed else np.savez)(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
