@@ -84,15 +84,14 @@ def two_player_models(root: Path = Path("checkpoints")) -> list[tuple[str, str]]
 
 
 def shipped_blueprints(root: Path = Path("blueprints")) -> list[tuple[str, str]]:
-    """``(blueprint spec, preset)`` of every shipped blueprint (``blueprints/*/blueprint.npz``)."""
-    from liars_env.rules import PRESETS
-    from liars_env.solver.last_bid import Blueprint
+    """``(blueprint spec, preset)`` of every blueprint of the project (``blueprints/*/``).
 
+    Its ``blueprint.npz`` is built by its pipeline (``configs/blueprints/NAME.yaml``),
+    needed only where its row is measured again.
+    """
     out = []
-    for path in sorted(root.glob("*/blueprint.npz")):
-        rules = Blueprint.load(path).rules
-        preset = next(p for p in PRESETS if RuleSet.preset(p, num_players=2) == rules)
-        out.append((f"blueprint:{path.parent}", preset))
+    for path in sorted(root.glob("*/eval.json")):
+        out.append((f"blueprint:{path.parent}", json.loads(path.read_text())["rules"]))
     return out
 
 

@@ -335,7 +335,8 @@ def blueprint_section(blueprints: list[dict]) -> list[str]:
         "",
         "Solved, not trained: CFR+ on every round with each player remembering part of the "
         "round's bids ([the blueprint](blueprint.md)), in `blueprints/<name>/` "
-        "(`blueprint.npz`, `card.md`, `eval.json`); play one as `blueprint:blueprints/<name>`. "
+        "(`card.md`, `eval.json`; `blueprint.npz` is built by the pipeline, not tracked); "
+        "play one as `blueprint:blueprints/<name>`. "
         "Win rates of the blueprint, seats rotated, 95% Wilson intervals (games).",
         "",
         "| blueprint | rules | table | remembers | vs `perudo_2p` | vs probabilistic | "
@@ -368,6 +369,8 @@ def render_blueprint_card(bp: dict) -> str:
         "",
         "## How to use",
         "",
+        f"- Build it first (its table is generated, not tracked: {bp['size_mb']} MB): "
+        f"`liars-train --pipeline {bp['pipeline']} --out blueprints/{bp['name']}`",
         f"- Play it: `liars-play --rules {bp['rules']} --players 2 --opponents {spec}`",
         f"- Measure it: `liars-eval --rules {bp['rules']} --players 2 --agents {spec} belief "
         "--games 1000 --seed 0`",

@@ -352,16 +352,17 @@ def test_every_run_on_a_card_is_a_stage_of_its_pipeline(path):
     "path", sorted((ROOT / "configs" / "blueprints").glob("*.yaml")), ids=lambda p: p.stem
 )
 def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
-    """The pipeline's blueprint stage has the shipped file's rules and settings."""
-    from liars_env.solver.last_bid import Blueprint
+    """The pipeline's blueprint stage has the rules and settings its card's figures are of."""
+    from liars_env.rules import RuleSet
 
     built = load_pipeline(path)
     result = built.stage(built.result)
     assert result.kind == "blueprint"
-    shipped = Blueprint.load(ROOT / "blueprints" / path.stem / "blueprint.npz")
-    assert shipped.rules == pipeline.blueprint_rules("test", result.spec)
+    card = json.loads((ROOT / "blueprints" / path.stem / "eval.json").read_text())
+    expected = RuleSet.preset(card["rules"], num_players=card["players"])
+    assert pipeline.blueprint_rules("test", result.spec) == expected
     spec = result.spec
-    assert (shipped.memory, shipped.faces, shipped.iterations) == (
+    assert (card["memory"], card["faces"], card["iterations"]) == (
         spec.get("memory", 1),
         spec.get("faces", 0),
         spec.get("iterations", 400),

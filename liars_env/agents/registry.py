@@ -13,7 +13,7 @@ Specs:
 * ``blueprint``, ``blueprint:PATH``: the last-bid blueprint of a 2-player game at any dice
   count (:mod:`liars_env.solver.last_bid`): solved for the rules on first use and cached,
   or read from a file or a folder holding ``blueprint.npz``, e.g.
-  ``blueprint:blueprints/perudo_2p``.
+  ``blueprint:blueprints/perudo_2p`` once built by its pipeline.
 * ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
   at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
   ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
@@ -151,7 +151,10 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         if not os.path.isfile(path):
             raise ValueError(
                 f"blueprint file {path!r} does not exist ('blueprint:PATH': a blueprint's "
-                ".npz file or a folder holding blueprint.npz)"
+                ".npz file or a folder holding blueprint.npz). The project's blueprints are "
+                "built, not shipped: liars-train --pipeline configs/blueprints/NAME.yaml "
+                "--out blueprints/NAME (about 20 minutes); or play 'blueprint', solved "
+                "for the rules on first use and cached"
             )
         return BlueprintAgent(Blueprint.load(path, rules), rules, seed=seed, name=spec)
     if name in BOT_PRESETS:
