@@ -70,6 +70,13 @@ def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tm
     best = json.loads((tmp_path / "kill" / "checkpoints" / "best" / "meta.json").read_text())
     assert best["step"] == 1536
     assert "rollout actor 1 died" in capsys.readouterr().out
+    # each host's CPU share of its last collection, and the actors' time in the log
+    stats = trainer.rollout.stats()
+    assert {"actor0_cpu_share", "actor1_cpu_share"} <= set(stats)
+    assert all(0 < stats[f"actor{i}_cpu_share"] < 4 for i in (0, 1))
+    assert stats["actor_cpu_s"] > 0 and stats["actor_busy_s"] > 0
+    log = (tmp_path / "kill" / "actors.log").read_text()
+    assert "collecting " in log and ", CPU share " in log
 
 
 def test_a_run_with_workers_repeats_and_resumes_with_its_actors_generators(local_ray, tmp_path):

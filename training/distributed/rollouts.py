@@ -206,9 +206,11 @@ class RolloutWorker:
 
         Returns:
             ``shares``: per share, its ``batch``, the league's ``results`` and
-            ``generator`` (its state after, if one was given); and the ``seconds`` it took.
+            ``generator`` (its state after, if one was given); the ``seconds`` it took
+            and the process's ``cpu_seconds`` in them (their ratio is the share of a
+            core it got: well under 1 when it shares its core).
         """
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         self.policy.load_state_dict(weights)
         out = {}
         for index in sorted(self.units if only is None else only):
@@ -223,7 +225,11 @@ class RolloutWorker:
                 "results": league_results(unit.rollout.league),
                 "generator": None if carried is None else unit.rollout.generator.get_state(),
             }
-        return {"shares": out, "seconds": time.perf_counter() - start}
+        return {
+            "shares": out,
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": time.process_time() - cpu,
+        }
 
     def state(self) -> dict[int, dict[str, Any]]:
         """Each share's generator states (for a checkpoint)."""
@@ -281,6 +287,7 @@ class _Launch:
     generator: torch.Tensor | None
     before: dict[str, tuple[float, float]]
     seconds: dict[int, float] = field(default_factory=dict)
+    cpu_seconds: dict[int, float] = field(default_factory=dict)
 
 
 class RemoteRollouts:
@@ -323,6 +330,7 @@ class RemoteRollouts:
         self.saved: list[dict[str, Any]] | None = None
         self.in_flight: _Launch | None = None
         self.rates: dict[int, float] = {}
+        self.cpu_shares: dict[int, float] = {}
         self.mirror = LeagueMirror(league)
         self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         self.settings = dataclasses.asdict(args)
@@ -384,6 +392,10 @@ class RemoteRollouts:
         out = {
             (f"actor{i}_steps_per_second" if i != DRIVER else "driver_steps_per_second"): r
             for i, r in self.rates.items()
+        }
+        out |= {
+            (f"actor{i}_cpu_share" if i != DRIVER else "driver_cpu_share"): c
+            for i, c in self.cpu_shares.items()
         }
         out["actor_restarts"] = float(self.restarts)
         out["actors_live"] = float(len(self.actors))
@@ -462,13 +474,19 @@ class RemoteRollouts:
             self.started_ray = False
 
     def time_report(self) -> str:
-        """One line: Ray's start, the first batch, the waits for the actors."""
+        """One line: Ray's start, the first batch, the waits for the actors, their CPU.
+
+        The actors' *CPU share* is their processes' CPU time over the time their
+        collections took: 1.0 when each had a core to itself, less when they shared.
+        """
         t = self.timings
+        busy = t.get("actor_busy_s", 0.0)
+        share = f", CPU share {t['actor_cpu_s'] / busy:.2f}" if busy > 0 else ""
         return (
             f"rollout actors: Ray start {t['ray_start_s']:.1f}s, first batch "
             f"{t.get('first_batch_s', 0.0):.1f}s, waiting for actors "
-            f"{t.get('actor_wait_s', 0.0):.1f}s, {self.restarts} restarts, "
-            f"{self.moves} shares moved"
+            f"{t.get('actor_wait_s', 0.0):.1f}s, collecting {busy:.1f}s{share}, "
+            f"{self.restarts} restarts, {self.moves} shares moved"
         )
 
     def close_actors(self) -> None:
@@ -706,12 +724,14 @@ class RemoteRollouts:
             )
             results.update(out["shares"])
             launch.seconds[DRIVER] = out["seconds"]
+            launch.cpu_seconds[DRIVER] = out["cpu_seconds"]
         waited = time.perf_counter()
         for slot, ref in launch.refs.items():
             try:
                 out = self._get(ref, f"rollout actor {slot}'s batch")
                 results.update(out["shares"])
                 launch.seconds[slot] = out["seconds"]
+                launch.cpu_seconds[slot] = out["cpu_seconds"]
             except (self.ray.exceptions.RayActorError, TimeoutError) as exc:
                 self._lose_once(slot, launch.handles[slot], exc)
                 for index in launch.held[slot]:
@@ -727,11 +747,18 @@ class RemoteRollouts:
         merge_results(self.league, launch.before, [r["results"] for r in ordered])
         if ordered[0]["generator"] is not None:
             self.generator.set_state(ordered[0]["generator"])
-        self.rates = {}
+        self.rates, self.cpu_shares = {}, {}
         for host, held in launch.held.items():
             if host in launch.seconds and launch.seconds[host] > 0:
                 games = sum(self.shares[s] for s in held)
                 self.rates[host] = games * launch.num_steps / launch.seconds[host]
+                self.cpu_shares[host] = launch.cpu_seconds[host] / launch.seconds[host]
+                self.timings["actor_cpu_s"] = (
+                    self.timings.get("actor_cpu_s", 0.0) + launch.cpu_seconds[host]
+                )
+                self.timings["actor_busy_s"] = (
+                    self.timings.get("actor_busy_s", 0.0) + launch.seconds[host]
+                )
         return batch
 
     def _collect_again(self, index: int, launch: _Launch) -> dict[str, Any]:
