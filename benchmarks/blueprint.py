@@ -1,12 +1,14 @@
 r"""The blueprint where the truth is known: exact exploitability by what a player remembers.
 
 For each small 2-player game and each setting ``MEMORY:FACES`` (bids remembered, faces
-of the bids before them remembered), CFR+ on every round's graph
+of the bids before them remembered) or ``MEMORY:FACES:MAX_MEMORY`` (up to ``MAX_MEMORY``
+bids in the rounds within the default budget, as the shipped recipe), CFR+ on every
+round's graph
 (:func:`liars_env.solver.last_bid.solve_blueprint`), then the exact exploitability of
 the blueprint agent in the real game (:func:`liars_env.solver.exploit`)::
 
     python benchmarks/blueprint.py --games perudo_1x4 perudo_1x5 perudo_1x6 perudo_2x3 \
-        openspiel_1x6 openspiel_2x3 perudo_2x4 --settings 1:0 1:1 2:0 2:1 3:0 4:0 \
+        openspiel_1x6 openspiel_2x3 perudo_2x4 --settings 1:0 1:1 2:0 2:1 3:0 4:0 2:0:4 \
         --iterations 400 --out results/blueprint_small.json --markdown results/blueprint_small.md
 
 ``--latency SPEC`` instead times one agent's decisions (``act``) over games against
@@ -57,22 +59,45 @@ FULL_DEPTH = {"perudo_1x4": 0.0019, "perudo_1x6": 0.0013, "perudo_2x3": 0.0044}
 """Safe re-solving to the round's end, from docs/search.md's depth table."""
 
 
-def _setting(text: str) -> tuple[int, int]:
-    memory, _, faces = text.partition(":")
+Setting = tuple[int, int, int | None]
+"""Bids remembered, faces remembered, and the most bids in a small round (or ``None``)."""
+
+
+def _setting(text: str) -> Setting:
+    parts = text.split(":")
     try:
-        return int(memory), int(faces or 0)
+        if not 1 <= len(parts) <= 3:
+            raise ValueError
+        memory, faces = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+        return memory, faces, int(parts[2]) if len(parts) > 2 else None
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a setting is MEMORY:FACES, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"a setting is MEMORY:FACES or MEMORY:FACES:MAX_MEMORY, got {text!r}"
+        ) from None
 
 
-def measure(game: str, memory: int, faces: int, iterations: int) -> dict[str, Any]:
+def setting_key(setting: Setting) -> str:
+    """The setting's key in the JSON (``2:0``, or ``2:0:4`` with a longest memory)."""
+    memory, faces, most = setting
+    return f"{memory}:{faces}" if most is None else f"{memory}:{faces}:{most}"
+
+
+def setting_label(setting: Setting) -> str:
+    """The setting's column head."""
+    memory, faces, most = setting
+    held = f"memory {memory}" if most is None else f"memory {memory}-{most} (budget)"
+    return f"{held}, faces {faces}"
+
+
+def measure(game: str, setting: Setting, iterations: int) -> dict[str, Any]:
     """One cell: the blueprint's exact exploitability, its size and its solve's time."""
+    memory, faces, most = setting
     preset, dice, num_faces = GAMES[game]
     rules = RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=num_faces)
-    blueprint = solve_blueprint(rules, iterations, memory=memory, faces=faces)
+    blueprint = solve_blueprint(rules, iterations, memory=memory, faces=faces, max_memory=most)
     began = time.perf_counter()
     result = exploit(BlueprintAgent(blueprint), rules)
-    _, graphs = round_graphs(rules, memory, faces)
+    _, graphs = round_graphs(rules, memory, faces, most)
     return {
         "exploitability": result.exploitability,
         "nodes": int(sum(len(g.actor) for g in graphs.values())),
@@ -82,15 +107,14 @@ def measure(game: str, memory: int, faces: int, iterations: int) -> dict[str, An
     }
 
 
-def markdown(data: dict[str, Any], settings: list[tuple[int, int]]) -> str:
+def markdown(data: dict[str, Any], settings: list[Setting]) -> str:
     """The table: a row per game, a column per setting (exploitability, nodes)."""
-    head = ["game", *[f"memory {m}, faces {f}" for m, f in settings], "full-depth re-solving",
-            "ReBeL"]  # fmt: skip
+    head = ["game", *map(setting_label, settings), "full-depth re-solving", "ReBeL"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for game in data:
         cells = [game.replace("_", " ")]
-        for m, f in settings:
-            cell = data[game].get(f"{m}:{f}")
+        for setting in settings:
+            cell = data[game].get(setting_key(setting))
             cells.append(f"{cell['exploitability']:.4f} ({cell['nodes']:,} nodes)" if cell else "—")
         cells.append(f"{FULL_DEPTH[game]:.4f}" if game in FULL_DEPTH else "—")
         cells.append(f"{REBEL[game]:.3f}" if REBEL.get(game) is not None else "—")
@@ -133,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
-    parser.add_argument("--settings", nargs="+", type=_setting, default=[(1, 0), (1, 1)])
+    parser.add_argument(
+        "--settings", nargs="+", type=_setting, default=[(1, 0, None), (1, 1, None)]
+    )
     parser.add_argument("--iterations", type=int, default=400)
     parser.add_argument("--out", required=True, help="JSON of the cells (resumed)")
     parser.add_argument("--markdown", help="also write the table here")
@@ -149,17 +175,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     data = json.loads(out.read_text()) if out.exists() else {}
     for game in ns.games:
-        for memory, faces in ns.settings:
-            row = data.setdefault(game, {})
-            cell = row.get(f"{memory}:{faces}")
+        for setting in ns.settings:
+            row, key = data.setdefault(game, {}), setting_key(setting)
+            cell = row.get(key)
             if cell is None or cell["iterations"] != ns.iterations:
-                row[f"{memory}:{faces}"] = cell = measure(game, memory, faces, ns.iterations)
+                row[key] = cell = measure(game, setting, ns.iterations)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 tmp = out.with_suffix(".tmp")
                 tmp.write_text(json.dumps(data, indent=1) + "\n")
                 os.replace(tmp, out)
             print(
-                f"{game:14s} memory {memory} faces {faces}: exploitability "
+                f"{game:14s} {setting_label(setting)}: exploitability "
                 f"{cell['exploitability']:.4f} ({cell['nodes']:,} nodes, solve "
                 f"{cell['solve_seconds']} s)",
                 flush=True,

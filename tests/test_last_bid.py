@@ -22,6 +22,8 @@ from liars_env.solver.last_bid import (
     AbstractRound,
     Blueprint,
     bid_faces,
+    budgeted_round,
+    node_bound,
     remembered,
     round_graphs,
     solve_blueprint,
@@ -84,6 +86,67 @@ def test_remembering_more_is_less_exploitable_on_perudo_2x3():
     ]
     assert figures == sorted(figures, reverse=True), figures
     assert figures[0] > 0.08 and figures[-1] < 0.01, figures
+
+
+def test_a_budget_gives_the_small_rounds_a_longer_memory():
+    """Each round takes the longest memory, up to ``max_memory``, whose solver fits the
+    budget (``memory`` whatever its size); the node bound holds."""
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=4)
+    game = LiarsDiceGame(rules)
+    _, exact = round_graphs(rules, memory=1)
+    big = max(exact, key=lambda k: k.opener_dice + k.responder_dice)  # 2 vs 2
+    sizes = {m: AbstractRound.build(game, big, m, 0).solver_bytes for m in (1, 2, 3, 4)}
+    assert sizes[1] < sizes[2] < sizes[3] < sizes[4]
+    for m in (2, 3):  # a budget between two memories stops at the shorter
+        budget = (sizes[m] + sizes[m + 1]) // 2
+        assert budgeted_round(game, big, 1, 0, 4, budget).memory == m
+    assert budgeted_round(game, big, 1, 0, 4, 1).memory == 1  # never below memory
+    assert budgeted_round(game, big, 1, 0, None, 10**12).memory == 1
+    assert budgeted_round(game, big, 2, 0, 2, 10**12).memory == 2
+    num_bids = 2 * 2 * 4  # quantities 1-4 of faces 1-4
+    for m in (1, 2, 3, 4):
+        assert len(AbstractRound.build(game, big, m, 0).actor) <= node_bound(num_bids, m, 0, 4)
+    # in the game: the 2 vs 2 round is over the budget for 3 bids, the others are not
+    budget = (sizes[2] + sizes[3]) // 2
+    blueprint = solve_blueprint(rules, 80, memory=2, max_memory=3, max_bytes=budget)
+    memories = {key.label(): blueprint.memory_of(key) for key in blueprint.rounds}
+    assert memories == {"2v2": 2, "1v2": 3, "1v1": 3}, memories
+
+
+def test_a_budgeted_blueprint_plays_each_round_with_its_own_memory(tmp_path):
+    """Its values are the real tree's for its play (each round looked up with its own
+    memory), it is no more exploitable than ``memory`` alone, and its file keeps it."""
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)
+    budget = 300_000  # 2 vs 2 keeps 2 bids (541,440 bytes with 3), the others take 4
+    mixed = solve_blueprint(rules, 200, memory=2, max_memory=4, max_bytes=budget)
+    assert {mixed.memory_of(k) for k in mixed.rounds} == {2, 4}
+    _, trees = round_states(rules)
+    agent = BlueprintAgent(mixed)
+    tables = [AgentTables(trees, agent, seat) for seat in (0, 1)]
+    real = policy_values(trees, lambda key, role: tables[role](key, role))
+    for key, value in real.items():
+        assert mixed.values[key] == pytest.approx(value, abs=1e-4), key
+    alone = solve_blueprint(rules, 200, memory=2)
+    figures = [exploit(BlueprintAgent(b), rules).exploitability for b in (mixed, alone)]
+    assert figures[0] < figures[1], figures
+    loaded = Blueprint.load(mixed.save(tmp_path / "mixed.npz"), rules)
+    assert (loaded.max_memory, loaded.max_bytes) == (4, budget)
+    assert {k: loaded.memory_of(k) for k in loaded.rounds} == {
+        k: mixed.memory_of(k) for k in mixed.rounds
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"memory": 2, "max_memory": 1}, "max_memory must be an int >= memory"),
+        ({"max_memory": 2.5}, "max_memory must be an int"),
+        ({"max_memory": 3, "max_bytes": 0}, "max_bytes must be a positive int"),
+    ],
+)
+def test_bad_budgets_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        solve_blueprint(SMALL["perudo 1x3"], 10, **options)
 
 
 @pytest.mark.parametrize("name", ["perudo 2x2", "calza 1x3", "openspiel 1x4"])
@@ -237,5 +300,14 @@ def test_the_benchmark_writes_its_cells_and_resumes(tmp_path, capsys):
     out.write_text(out.read_text().replace(str(cell["exploitability"]), "0.5"))
     bench.main([*argv, "--out", str(out)])  # kept, not measured again
     assert "0.5000" in capsys.readouterr().out
+    # with a longest memory: 1v1 of 4 faces fits 4 bids (the exact cell of 4:0)
+    both = ["--settings", "4:0", "1:0:4", "--out", str(out), "--markdown", str(md)]
+    assert bench.main([*argv[:2], *both, "--iterations", "100"]) == 0
+    row = json.loads(out.read_text())["perudo_1x4"]
+    assert row["1:0:4"]["exploitability"] == pytest.approx(row["4:0"]["exploitability"])
+    assert row["1:0:4"]["exploitability"] < cell["exploitability"]
+    assert "memory 1-4 (budget), faces 0" in md.read_text()
+    with pytest.raises(SystemExit):
+        bench.main([*argv[:2], "--settings", "1:0:4:2", "--out", str(out)])
     assert bench.main(["--latency", "random", "--latency-games", "2", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["median_seconds"] < 0.1

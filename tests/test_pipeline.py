@@ -225,6 +225,16 @@ def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
         ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, players: 3}}}", "2 pl"),
         ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: p, iterations: 0}}}", "positive"),
         ("pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: individual_hand}}}", "common"),
+        (
+            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, memory: 2, "
+            "max_memory: 1}}}",
+            "'a': blueprint max_memory must be an int >= memory",
+        ),
+        (
+            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, max_memory: 3, "
+            "max_bytes: -1}}}",
+            "max_bytes must be a positive int",
+        ),
     ],
 )
 def test_bad_pipeline_files_are_refused_naming_what_is_wrong(tmp_path, body, message):
@@ -258,7 +268,8 @@ def test_a_blueprint_stage_builds_a_blueprint_agent_and_resumes(tmp_path):
         tmp_path,
         "bp.yaml",
         "pipeline: bp\nresult: solve\nstages:\n  solve:\n    blueprint: {rules: perudo, "
-        "players: 2, iterations: 20, rule: {dice_per_player: 2, faces: 3}}\n",
+        "players: 2, iterations: 20, memory: 1, max_memory: 3, max_bytes: 300000, "
+        "rule: {dice_per_player: 2, faces: 3}}\n",
     )
     lines: list[str] = []
     out = tmp_path / "shipped"
@@ -266,7 +277,9 @@ def test_a_blueprint_stage_builds_a_blueprint_agent_and_resumes(tmp_path):
     assert (model / "blueprint.npz").is_file() and (out / "blueprint.npz").is_file()
     assert any("round 2v2" in line for line in lines)
     rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)
-    assert make_agent(f"blueprint:{out}", rules).blueprint.iterations == 20
+    blueprint = make_agent(f"blueprint:{out}", rules).blueprint
+    assert blueprint.iterations == 20 and (blueprint.max_memory, blueprint.max_bytes) == (3, 300000)
+    assert {k.label(): blueprint.memory_of(k) for k in blueprint.rounds}["1v1"] == 3
     lines.clear()
     run_pipeline(path, runs_dir=tmp_path / "runs", log=lines.append)
     assert lines == ["[bp 1/1] solve (blueprint): built (" + str(model) + ")"]
@@ -367,5 +380,6 @@ def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
         spec.get("faces", 0),
         spec.get("iterations", 400),
     )
+    assert card.get("max_memory") == spec.get("max_memory")
     command = f"liars-train --pipeline configs/blueprints/{path.name} --out blueprints/{path.stem}"
     assert command in (ROOT / "blueprints" / path.stem / "card.md").read_text()

@@ -74,7 +74,16 @@ TOP_KEYS = {"pipeline", "result", "stages"}
 """The keys of a pipeline file."""
 EXPLOIT_KEYS = {"target", "rules", "players", "steps", "games", "seed", "init", "set"}
 """The settings of an ``exploit`` stage (as ``liars-exploit``'s options)."""
-BLUEPRINT_KEYS = {"rules", "players", "iterations", "memory", "faces", "rule"}
+BLUEPRINT_KEYS = {
+    "rules",
+    "players",
+    "iterations",
+    "memory",
+    "faces",
+    "max_memory",
+    "max_bytes",
+    "rule",
+}
 """The settings of a ``blueprint`` stage."""
 BLUEPRINT_FILE = "blueprint.npz"
 """The file of a ``blueprint`` stage's model folder."""
@@ -278,12 +287,12 @@ def blueprint_rules(where: str, spec: Any):
     """
     from liars_env.rules import RuleSet
     from liars_env.solver.graph import check_supported
-    from liars_env.solver.last_bid import check_memory
+    from liars_env.solver.last_bid import MAX_BYTES, check_max_memory, check_memory
 
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
             f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations', "
-            f"'memory', 'faces' and 'rule'; got "
+            f"'memory', 'faces', 'max_memory', 'max_bytes' and 'rule'; got "
             f"{sorted(spec) if isinstance(spec, dict) else spec!r}"
         )
     iterations = spec.get("iterations", 400)
@@ -292,6 +301,12 @@ def blueprint_rules(where: str, spec: Any):
             f"{where}: blueprint iterations must be a positive int, got {iterations!r}"
         )
     check_memory(spec.get("memory", 1), spec.get("faces", 0))
+    try:
+        check_max_memory(
+            spec.get("memory", 1), spec.get("max_memory"), spec.get("max_bytes", MAX_BYTES)
+        )
+    except ValueError as err:
+        raise ValueError(f"{where}: blueprint {err}") from None
     options = spec.get("rule", {})
     if not isinstance(options, dict):
         raise ValueError(f"{where}: blueprint 'rule' must be a mapping of rule options")
@@ -574,7 +589,7 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
 
 
 def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
-    from liars_env.solver.last_bid import solve_blueprint
+    from liars_env.solver.last_bid import MAX_BYTES, solve_blueprint
 
     rules = blueprint_rules(f"stage {stage.name}", spec)
     blueprint = solve_blueprint(
@@ -584,6 +599,8 @@ def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
         resume=folder / "rounds",
         memory=spec.get("memory", 1),
         faces=spec.get("faces", 0),
+        max_memory=spec.get("max_memory"),
+        max_bytes=spec.get("max_bytes", MAX_BYTES),
     )
     model = folder / "model"
     blueprint.save(model / BLUEPRINT_FILE)

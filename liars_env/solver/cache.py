@@ -11,7 +11,12 @@ from typing import Any
 
 from liars_env.rules import RuleSet
 from liars_env.solver.graph import check_supported
-from liars_env.solver.last_bid import BLUEPRINT_VERSION, Blueprint, solve_blueprint
+from liars_env.solver.last_bid import (
+    BLUEPRINT_VERSION,
+    MAX_BYTES,
+    Blueprint,
+    solve_blueprint,
+)
 from liars_env.solver.solution import SOLVER_VERSION, Solution, solve
 
 
@@ -51,15 +56,31 @@ def cached_solution(rules: RuleSet, tolerance: float = 1e-3, **options: Any) -> 
     return solution
 
 
-def blueprint_path(rules: RuleSet, iterations: int, memory: int, faces: int) -> Path:
+def blueprint_path(
+    rules: RuleSet,
+    iterations: int,
+    memory: int,
+    faces: int,
+    max_memory: int | None = None,
+    max_bytes: int = MAX_BYTES,
+) -> Path:
     """Where a blueprint of ``rules`` is cached (named by a hash of rules and settings)."""
-    text = json.dumps([rules.to_dict(), iterations, memory, faces], sort_keys=True)
+    settings: list = [rules.to_dict(), iterations, memory, faces]
+    if max_memory is not None and max_memory != memory:
+        settings += [max_memory, max_bytes]
+    text = json.dumps(settings, sort_keys=True)
     digest = hashlib.sha256(f"{BLUEPRINT_VERSION}:{text}".encode()).hexdigest()[:16]
     return cache_dir() / f"blueprint-{digest}.npz"
 
 
 def cached_blueprint(
-    rules: RuleSet, iterations: int = 100, memory: int = 2, faces: int = 0, log=None
+    rules: RuleSet,
+    iterations: int = 100,
+    memory: int = 2,
+    faces: int = 0,
+    log=None,
+    max_memory: int | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> Blueprint:
     """The cached blueprint of ``rules``, else a new one (then cached, atomically).
 
@@ -67,12 +88,14 @@ def cached_blueprint(
     keeps each solved round under the cache folder as it goes, so an interrupted solve
     resumes (:func:`~liars_env.solver.last_bid.solve_blueprint`).
     """
-    path = blueprint_path(rules, iterations, memory, faces)
+    path = blueprint_path(rules, iterations, memory, faces, max_memory, max_bytes)
     if path.exists():
         with contextlib.suppress(ValueError):  # a stale or damaged file: solve again
             return Blueprint.load(path, rules)
     rounds = path.with_suffix(".rounds")
-    blueprint = solve_blueprint(rules, iterations, log, rounds, memory, faces)
+    blueprint = solve_blueprint(
+        rules, iterations, log, rounds, memory, faces, max_memory=max_memory, max_bytes=max_bytes
+    )
     with contextlib.suppress(OSError):  # a read-only cache only costs time
         blueprint.save(path)
     return blueprint

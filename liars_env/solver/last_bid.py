@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import zipfile
 from collections.abc import Callable
@@ -163,6 +164,71 @@ def check_memory(memory: int, faces: int) -> None:
         raise ValueError(f"memory must be a positive int (bids remembered), got {memory!r}")
     if type(faces) is not int or faces < 0:
         raise ValueError(f"faces must be an int >= 0 (faces remembered), got {faces!r}")
+
+
+MAX_BYTES = 2_600_000_000
+"""The default budget of a round that may remember more (``max_memory``): what its
+solver holds (:attr:`AbstractRound.solver_bytes`), about what the 5 vs 5 round takes
+with ``memory=2`` (2.5 GB)."""
+
+
+def check_max_memory(memory: int, max_memory: int | None, max_bytes: int) -> None:
+    """Raises a ``ValueError`` unless ``max_memory`` and ``max_bytes`` can be used.
+
+    ``max_memory``: ``None`` or an int >= ``memory``; ``max_bytes``: a positive int.
+    """
+    if max_memory is not None and (type(max_memory) is not int or max_memory < memory):
+        raise ValueError(
+            f"max_memory must be an int >= memory ({memory}) or None, got {max_memory!r}"
+        )
+    if type(max_bytes) is not int or max_bytes < 1:
+        raise ValueError(f"max_bytes must be a positive int (bytes), got {max_bytes!r}")
+
+
+def node_bound(num_bids: int, memory: int, faces: int, num_faces: int) -> int:
+    """At most how many nodes a round of ``num_bids`` bids has with this memory.
+
+    Each node is a player to move and what it remembers: up to ``memory`` rising bids
+    (``C(num_bids, k)`` ways to hold ``k``) and ``faces`` faces (or none yet).
+
+    Example:
+        >>> node_bound(60, 2, 0, 6)  # 5 vs 5 dice (3,532 nodes in fact)
+        3662
+    """
+    held = sum(math.comb(num_bids, k) for k in range(memory + 1))
+    return 2 * held * (num_faces + 1) ** faces
+
+
+def budgeted_round(
+    game: LiarsDiceGame,
+    key: RoundState,
+    memory: int,
+    faces: int,
+    max_memory: int | None,
+    max_bytes: int = MAX_BYTES,
+) -> AbstractRound:
+    """Round ``key``'s graph remembering as many bids as the budget allows.
+
+    The most bids from ``memory`` to ``max_memory`` whose solver holds at most
+    ``max_bytes`` (:attr:`AbstractRound.solver_bytes`); ``memory`` whatever its size.
+    Rounds with few dice are small. Perudo, 2 × 5 dice, ``max_memory=4`` and the
+    default budget: the rounds of 8 dice or more remember 2 bids, those of 6 or 7 dice
+    3, the rest 4.
+    """
+    graph = AbstractRound.build(game, key, memory, faces)
+    top = memory if max_memory is None else max_memory
+    head = graph.tree
+    bids = head.legal[0][:, : head.num_bids] | head.legal[1][:, : head.num_bids]
+    num_bids = int(bids.any(axis=0).sum())
+    pairs = len(head.probs[0]) * len(head.probs[1])
+    for m in range(memory + 1, top + 1):
+        if 8 * node_bound(num_bids, m, faces, game.rules.faces) * pairs > max_bytes:
+            break  # its W alone would be over
+        longer = AbstractRound.build(game, key, m, faces)
+        if longer.solver_bytes > max_bytes:
+            break
+        graph = longer
+    return graph
 
 
 def bid_faces(game: LiarsDiceGame) -> np.ndarray:
@@ -299,6 +365,19 @@ class AbstractRound:
             order=np.argsort(last_rank, kind="stable"),
         )
 
+    @property
+    def solver_bytes(self) -> int:
+        """Bytes :class:`AbstractSolver` holds for this graph.
+
+        ``W`` (nodes × hands × hands), both players' reach, and five arrays per edge and
+        hand of its player.
+        """
+        hands = (len(self.tree.probs[0]), len(self.tree.probs[1]))
+        edge_actor = np.repeat(self.actor, np.diff(self.start))
+        per_edge = sum(int((edge_actor == a).sum()) * hands[a] for a in (0, 1))
+        nodes = len(self.actor)
+        return 8 * (nodes * hands[0] * hands[1] + nodes * sum(hands) + 5 * per_edge)
+
     def edges_of(self, role: int) -> tuple[np.ndarray, np.ndarray]:
         """``role``'s nodes and, per its edge (local order), the node it leaves."""
         nodes = np.flatnonzero(self.actor == role)
@@ -421,7 +500,8 @@ class RolePlay:
     """One role's strategy in one round of a blueprint.
 
     Attributes:
-        keys: Its nodes' remembered bids, ``[node, memory]`` (:data:`NO_BID` padding).
+        keys: Its nodes' remembered faces and bids, ``[node, faces + memory]``
+            (:data:`NO_BID` padding).
         first: Node ``n``'s edges are ``first[n]:first[n + 1]``.
         action: Each edge's action id.
         probs: ``[edge, hand]``: the probability of the edge's action with each hand.
@@ -464,12 +544,16 @@ class Blueprint:
     Attributes:
         rules: The rule set.
         start: The first round's state.
-        memory: Bids a player remembers (1: the bid standing).
+        memory: Bids a player remembers in every round (1: the bid standing).
         faces: Faces it remembers of the bids before those.
         rounds: ``key -> [opener's, responder's]`` :class:`RolePlay`.
         values: ``key -> the opener's value`` under the blueprint.
         iterations: CFR+ iterations per round.
         seconds: The solve's time.
+        max_memory: The most bids a round remembers where its graph is small enough
+            (:func:`budgeted_round`; ``None``: ``memory`` in every round);
+            :meth:`memory_of` says which each round does.
+        max_bytes: The budget of such a round (what its solver holds).
     """
 
     rules: RuleSet
@@ -480,6 +564,8 @@ class Blueprint:
     values: dict[RoundState, float]
     iterations: int = 0
     seconds: float = 0.0
+    max_memory: int | None = None
+    max_bytes: int = MAX_BYTES
     _hands: dict = field(default_factory=dict, repr=False, compare=False)
     _face_of: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -487,6 +573,10 @@ class Blueprint:
     def strategies(self) -> dict[RoundState, list[RolePlay]]:
         """The round states it holds (for :func:`~.graph.round_state_of`)."""
         return self.rounds
+
+    def memory_of(self, key: RoundState) -> int:
+        """The bids remembered in round ``key`` (``memory``, or more in a small round)."""
+        return int(self.rounds[key][0].keys.shape[1]) - self.faces
 
     def probabilities(self, key: RoundState, role: int, bids, hand, num_actions: int) -> np.ndarray:
         """``role``'s distribution over the ``num_actions`` actions with ``hand``.
@@ -506,7 +596,7 @@ class Blueprint:
         play = self.rounds[key][role]
         if self._face_of is None:
             self._face_of = bid_faces(LiarsDiceGame(self.rules))
-        key_bids = remembered(bids, self.memory, self.faces, self._face_of)
+        key_bids = remembered(bids, self.memory_of(key), self.faces, self._face_of)
         try:
             n = play.node(key_bids)
         except KeyError:
@@ -537,6 +627,8 @@ class Blueprint:
             "start": list(self.start),
             "memory": self.memory,
             "faces": self.faces,
+            "max_memory": self.max_memory,
+            "max_bytes": self.max_bytes,
             "keys": [list(k) for k in keys],
             "values": [self.values[k] for k in keys],
             "iterations": self.iterations,
@@ -585,6 +677,8 @@ class Blueprint:
             values=dict(zip(keys, meta["values"], strict=True)),
             iterations=meta["iterations"],
             seconds=meta["seconds"],
+            max_memory=meta.get("max_memory"),
+            max_bytes=meta.get("max_bytes", MAX_BYTES),
         )
 
 
@@ -614,12 +708,22 @@ def _play_from(data, prefix: str) -> RolePlay:
 
 
 def round_graphs(
-    rules: RuleSet, memory: int = 1, faces: int = 0
+    rules: RuleSet,
+    memory: int = 1,
+    faces: int = 0,
+    max_memory: int | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> tuple[RoundState, dict[RoundState, AbstractRound]]:
-    """The first round's state and the graph of every round reachable from it."""
-    return reachable_rounds(
-        rules, lambda game, key: AbstractRound.build(game, key, memory, faces), lambda g: g.tree
-    )
+    """The first round's state and the graph of every round reachable from it.
+
+    Each round remembers ``memory`` bids, or more in the small rounds when
+    ``max_memory`` is more (:func:`budgeted_round`).
+    """
+
+    def build(game: LiarsDiceGame, key: RoundState) -> AbstractRound:
+        return budgeted_round(game, key, memory, faces, max_memory, max_bytes)
+
+    return reachable_rounds(rules, build, lambda g: g.tree)
 
 
 def solve_blueprint(
@@ -629,6 +733,8 @@ def solve_blueprint(
     resume: str | Path | None = None,
     memory: int = 1,
     faces: int = 0,
+    max_memory: int | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> Blueprint:
     """CFR+ on every round's graph of remembered bids, from the last rounds back.
 
@@ -644,10 +750,16 @@ def solve_blueprint(
             any round is the real game (CFR+ on every bid sequence).
         faces: Faces a player remembers of the bids before those (cheap: at most
             ``faces + 1`` values each).
+        max_memory: Remember up to this many bids in the rounds small enough
+            (:func:`budgeted_round`): closer to exact play where the dice are few.
+            ``None``: ``memory`` everywhere.
+        max_bytes: What small enough means: what a round's solver holds with the
+            longer memory (:attr:`AbstractRound.solver_bytes`).
 
     Raises:
         ValueError: for rules it cannot solve (not 2 players, individual hands), a
-            non-positive ``iterations`` or ``memory``, or a negative ``faces``.
+            non-positive ``iterations`` or ``memory``, a negative ``faces``, a
+            ``max_memory`` below ``memory`` or a non-positive ``max_bytes``.
     """
     check_supported(rules)
     if rules.hand != "common":
@@ -656,7 +768,8 @@ def solve_blueprint(
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
     began = time.perf_counter()
     check_memory(memory, faces)
-    start, graphs = round_graphs(rules, memory, faces)
+    check_max_memory(memory, max_memory, max_bytes)
+    start, graphs = round_graphs(rules, memory, faces, max_memory, max_bytes)
     values: dict[RoundState, float] = {}
     rounds: dict[RoundState, list[RolePlay]] = {}
     folder = Path(resume) if resume is not None else None
@@ -665,7 +778,8 @@ def solve_blueprint(
         t0 = time.perf_counter()
         graph = graphs[key]
         m0 = graph.tree.payoffs(opener_payoff(values))
-        path = _round_file(folder, rules, key, m0, (iterations, memory, faces)) if folder else None
+        settings = (iterations, graph.memory, faces)
+        path = _round_file(folder, rules, key, m0, settings) if folder else None
         kept = _kept_round(path) if path else None
         if kept is not None:
             rounds[key], value = kept
@@ -687,7 +801,9 @@ def solve_blueprint(
     trees = {k: g.tree for k, g in graphs.items()}
     _sweep(trees, values, evaluate, 200, tolerance=1e-5)
     seconds = time.perf_counter() - began
-    return Blueprint(rules, start, memory, faces, rounds, values, iterations, seconds)
+    return Blueprint(
+        rules, start, memory, faces, rounds, values, iterations, seconds, max_memory, max_bytes
+    )
 
 
 def _round_file(folder, rules, key, m0, settings) -> Path:
