@@ -325,6 +325,8 @@ def remembers(bp: dict) -> str:
     if bp["faces"]:
         older = "bid" if bp["faces"] == 1 else f"{bp['faces']} bids"
         text += f" and the face of the {older} before"
+    if bp.get("max_memory") and bp["max_memory"] > bp["memory"]:
+        text += f" (up to {bp['max_memory']} in the rounds with few dice)"
     return text
 
 

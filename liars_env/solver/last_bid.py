@@ -28,7 +28,10 @@ real game.
 The whole game is a ladder of rounds (the payoffs of a round are the values of the
 rounds that follow), solved from the last rounds back as :mod:`~liars_env.solver.solution`
 does (:func:`solve_blueprint`, resumable), each round's value for its opener under its
-blueprint (:class:`Blueprint`, saved as ``.npz``).
+blueprint (:class:`Blueprint`, saved as ``.npz``). A round need not remember what the
+others do: with ``max_memory``, each round remembers the most bids whose solver fits a
+budget (:func:`budgeted_round`), so the rounds with few dice, near the end of a game, are
+played with a longer memory than the first.
 
 At 5 vs 5 dice a round has 252 × 252 hand pairs; one CFR+ iteration touches each edge's
 pairs twice: 0.3 s with ``memory=1`` (3,650 edges), 2.2 s with ``faces=1`` too
