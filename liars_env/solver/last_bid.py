@@ -507,7 +507,10 @@ class RolePlay:
             (:data:`NO_BID` padding).
         first: Node ``n``'s edges are ``first[n]:first[n + 1]``.
         action: Each edge's action id.
-        probs: ``[edge, hand]``: the probability of the edge's action with each hand.
+        probs: ``[edge, hand]``: the probability of the edge's action with each hand
+            (float32); read from a file, in steps of 1/255 (uint8, a quarter of the
+            memory), renormalized over the node's edges where they are used
+            (:meth:`Blueprint.probabilities`).
     """
 
     keys: np.ndarray
@@ -611,7 +614,7 @@ class Blueprint:
         h = self._hands[dice, role][tuple(sorted(hand))]
         lo, hi = play.first[n], play.first[n + 1]
         out = np.zeros(num_actions)
-        out[play.action[lo:hi]] = play.probs[lo:hi, h]
+        out[play.action[lo:hi]] = play.probs[lo:hi, h]  # uint8 from a file: renormalized
         return out / out.sum()
 
     def save(self, path: str | Path) -> Path:
@@ -687,7 +690,8 @@ class Blueprint:
 
 def _play_arrays(play: RolePlay, prefix: str, dtype) -> dict[str, np.ndarray]:
     probs = play.probs
-    if dtype == np.uint8:  # steps of 1/255: a hand's likeliest action (>= 1/61) stays > 0
+    if dtype == np.uint8 and probs.dtype != np.uint8:
+        # steps of 1/255: a hand's likeliest action (>= 1/61) stays > 0
         probs = np.round(np.clip(probs, 0.0, 1.0) * 255)
     return {
         prefix + "keys": play.keys,
@@ -698,15 +702,12 @@ def _play_arrays(play: RolePlay, prefix: str, dtype) -> dict[str, np.ndarray]:
 
 
 def _play_from(data, prefix: str) -> RolePlay:
-    probs = data[prefix + "probs"]
-    scale = 255.0 if probs.dtype == np.uint8 else 1.0
-    first = data[prefix + "first"]
-    probs = probs.astype(np.float32) / scale
-    if scale != 1.0:  # renormalize each node's edges per hand
-        sums = np.add.reduceat(probs, first[:-1], axis=0) if len(first) > 1 else probs[:0]
-        probs /= np.repeat(np.maximum(sums, 1e-12), np.diff(first), axis=0)
+    """A role's play as saved: one byte per probability stays one byte in memory."""
     return RolePlay(
-        keys=data[prefix + "keys"], first=first, action=data[prefix + "action"], probs=probs
+        keys=data[prefix + "keys"],
+        first=data[prefix + "first"],
+        action=data[prefix + "action"],
+        probs=data[prefix + "probs"],
     )
 
 
