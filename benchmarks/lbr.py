@@ -19,6 +19,14 @@ engine), written as ``docs/strength.md``::
     python benchmarks/lbr.py table --rounds 300 --bot-rounds 100 --out results/lbr_table.json \
         --markdown docs/strength.md
 
+``compare``: candidates side by side at 5 dice, with the table's own protocol: LBR
+and the head to head games of each agent against each opponent (seats rotated, the
+batched match), for a recipe before it replaces a shipped one::
+
+    python benchmarks/lbr.py compare --agents blueprint:NEW blueprint:blueprints/perudo_2p \
+        --opponents blueprint:blueprints/perudo_2p checkpoint:checkpoints/perudo_2p belief \
+        --games 20000 --rounds 400 --out results/compare.json
+
 Each row is written to ``--out`` as soon as it is measured, and a row already there with
 the same settings is not measured again (so an interrupted table resumes).
 """
@@ -218,6 +226,8 @@ def run_table(ns: argparse.Namespace) -> int:
             for other in others:
                 games = ns.reference_games if other == REFERENCE else ns.h2h_games
                 if other not in carded and other != spec and f"{other} {games}" not in h2h:
+                    for stale in [k for k in h2h if k.split()[0] == other]:
+                        del h2h[stale]  # played with another number of games
                     h2h[f"{other} {games}"] = _h2h(spec, other, rules, games, ns.seed)
                     data[key] = row
                     _save(data, out)
@@ -428,6 +438,41 @@ decisions on perudo 1×6, seed 0: `python benchmarks/exploitability.py --games p
 """
 
 
+def run_compare(ns: argparse.Namespace) -> int:
+    """The ``compare`` subcommand: each agent's LBR and its games against each opponent."""
+    out = Path(ns.out)
+    data = _load(out)
+    rules = RuleSet.preset(ns.rules, num_players=2)
+    for spec in ns.agents:
+        row = data.setdefault(spec, {})
+        if ns.rounds > 0 and f"lbr {ns.rounds} {ns.response} {ns.seed}" not in row:
+            print(f"LBR vs {spec} ({ns.rounds} games)...", flush=True)
+            row[f"lbr {ns.rounds} {ns.response} {ns.seed}"] = _lbr_row(
+                spec, rules, ns.rounds, ns.seed, ns.response
+            )
+            _save(data, out)
+        for other in ns.opponents:
+            key = f"{other} {ns.games} {ns.seed}"
+            if other != spec and key not in row:
+                row[key] = _h2h(spec, other, rules, ns.games, ns.seed)
+                _save(data, out)
+    head = ["agent", *([f"LBR ({ns.rounds}, `{ns.response}`)"] if ns.rounds > 0 else [])]
+    head += [f"vs `{o}`" for o in ns.opponents]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for spec in ns.agents:
+        row = data[spec]
+        cells = [f"`{spec}`"]
+        if ns.rounds > 0:
+            lbr = row[f"lbr {ns.rounds} {ns.response} {ns.seed}"]
+            cells.append(f"{lbr['payoff']:+.3f} [{lbr['ci95'][0]:+.3f}, {lbr['ci95'][1]:+.3f}]")
+        for other in ns.opponents:
+            cell = row.get(f"{other} {ns.games} {ns.seed}")
+            cells.append(_cell(**cell) if cell else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    print("\n".join(lines))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The benchmark's argument parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -475,7 +520,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["call", "policy"],
         help="LBR's assumption against the search (each query is a search)",
     )
-    for p in (small, table):
+    compare = sub.add_parser("compare", help="candidates side by side (LBR, head to head)")
+    compare.add_argument("--agents", nargs="+", required=True, help="the candidates' specs")
+    compare.add_argument("--opponents", nargs="+", default=[REFERENCE, *BOTS])
+    compare.add_argument("--games", type=int, default=2000, help="games per pair")
+    compare.add_argument("--rounds", type=int, default=100, help="LBR games (0: skip)")
+    compare.add_argument("--rules", default="perudo", help="a 2-player preset")
+    for p in (small, table, compare):
         p.add_argument("--response", default="policy", choices=["call", "policy"])
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out", required=True, help="JSON file of the rows (resumed)")
@@ -488,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    return run_small(ns) if ns.command == "small" else run_table(ns)
+    return {"small": run_small, "table": run_table, "compare": run_compare}[ns.command](ns)
 
 
 if __name__ == "__main__":

@@ -214,3 +214,26 @@ def test_the_exact_value_refuses_repeating_rounds():
     rules = perudo(1, 3, "perudo_calza")
     with pytest.raises(ValueError, match="rounds that do not repeat, got exact_call='calza'"):
         exact_lbr_value(make_agent("bold", rules), rules)
+
+
+def test_the_compare_benchmark_measures_each_pair_and_resumes(tmp_path, capsys):
+    """``benchmarks/lbr.py compare``: LBR and the games of each agent against each
+    opponent (never itself), written as measured and read back when asked again."""
+    from helpers import load_script
+
+    bench = load_script("benchmarks/lbr.py")
+    out = tmp_path / "compare.json"
+    argv = ["compare", "--agents", "probabilistic", "random", "--opponents", "random"]
+    argv += ["--games", "40", "--rounds", "2", "--out", str(out)]
+    assert bench.main(argv) == 0
+    data = json.loads(out.read_text())
+    assert data["probabilistic"]["random 40 0"]["win_rate"] > 0.8
+    assert "random 40 0" not in data["random"]  # not against itself
+    assert data["random"]["lbr 2 policy 0"]["games"] == 2
+    printed = capsys.readouterr().out
+    assert "| agent | LBR (2, `policy`) | vs `random` |" in printed
+    assert printed.rstrip().endswith("| — |")  # random's own cell
+    data["probabilistic"]["random 40 0"]["win_rate"] = 0.123
+    out.write_text(json.dumps(data))
+    assert bench.main(argv) == 0  # kept, not played again
+    assert "| `probabilistic` | " in (text := capsys.readouterr().out) and "0.123" in text
