@@ -28,8 +28,8 @@ real game.
 The whole game is a ladder of rounds (the payoffs of a round are the values of the
 rounds that follow), solved from the last rounds back as :mod:`~liars_env.solver.solution`
 does (:func:`solve_blueprint`, resumable), each round's value for its opener under its
-blueprint (:class:`Blueprint`, saved as ``.npz``). A round need not remember what the
-others do: with ``max_memory``, each round remembers the most bids whose solver fits a
+blueprint (:class:`Blueprint`, saved as ``.npz``). Rounds need not all remember as much:
+with ``max_memory``, each round remembers the most bids whose solver fits a
 budget (:func:`budgeted_round`), so the rounds with few dice, near the end of a game, are
 played with a longer memory than the first.
 
