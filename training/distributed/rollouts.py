@@ -753,12 +753,10 @@ class RemoteRollouts:
                 games = sum(self.shares[s] for s in held)
                 self.rates[host] = games * launch.num_steps / launch.seconds[host]
                 self.cpu_shares[host] = launch.cpu_seconds[host] / launch.seconds[host]
-                self.timings["actor_cpu_s"] = (
-                    self.timings.get("actor_cpu_s", 0.0) + launch.cpu_seconds[host]
-                )
-                self.timings["actor_busy_s"] = (
-                    self.timings.get("actor_busy_s", 0.0) + launch.seconds[host]
-                )
+                if host != DRIVER:  # the actors' totals (the driver's share is the learner's)
+                    for name, seconds in (("actor_cpu_s", launch.cpu_seconds[host]),
+                                          ("actor_busy_s", launch.seconds[host])):  # fmt: skip
+                        self.timings[name] = self.timings.get(name, 0.0) + seconds
         return batch
 
     def _collect_again(self, index: int, launch: _Launch) -> dict[str, Any]:
