@@ -142,11 +142,41 @@ def test_a_budgeted_blueprint_plays_each_round_with_its_own_memory(tmp_path):
         ({"memory": 2, "max_memory": 1}, "max_memory must be an int >= memory"),
         ({"max_memory": 2.5}, "max_memory must be an int"),
         ({"max_memory": 3, "max_bytes": 0}, "max_bytes must be a positive int"),
+        ({"tolerance": 0}, "tolerance must be a positive number, got 0"),
+        ({"tolerance": -1e-3}, "tolerance must be a positive number"),
+        ({"tolerance": float("nan")}, "tolerance must be a positive number, got nan"),
+        ({"tolerance": "1e-3"}, "tolerance must be a positive number, got '1e-3'"),
+        ({"tolerance": True}, "tolerance must be a positive number, got True"),
     ],
 )
 def test_bad_budgets_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
         solve_blueprint(SMALL["perudo 1x3"], 10, **options)
+
+
+def test_rounds_that_repeat_are_swept_to_the_tolerance_asked():
+    # calza gives a die back, so the rounds of 2 dice each lead back to each other: their
+    # values are a fixed point, swept until no value moves by the tolerance.
+    rules = RuleSet.preset("perudo_calza", num_players=2, dice_per_player=2, faces=3)
+
+    def solve(tolerance):
+        changes = []
+
+        def log(line):
+            if line.startswith("sweep"):
+                changes.append(float(line.split("largest change ")[1].split()[0]))
+
+        return solve_blueprint(rules, 30, log=log, memory=2, tolerance=tolerance), changes
+
+    loose, loose_changes = solve(1e-2)
+    tight, tight_changes = solve(1e-7)
+    for changes, tolerance in ((loose_changes, 1e-2), (tight_changes, 1e-7)):
+        assert len(changes) >= 2
+        assert changes[-1] < tolerance <= min(changes[:-1])
+    assert len(loose_changes) < len(tight_changes)
+    assert loose.values.keys() == tight.values.keys()
+    gaps = [abs(loose.values[k] - tight.values[k]) for k in tight.values]
+    assert 0 < max(gaps) < 0.05
 
 
 @pytest.mark.parametrize("name", ["perudo 2x2", "calza 1x3", "openspiel 1x4"])

@@ -235,6 +235,11 @@ def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
             "max_bytes: -1}}}",
             "max_bytes must be a positive int",
         ),
+        (
+            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo_calza, "
+            "tolerance: 0}}}",
+            "'a': blueprint tolerance must be a positive number, got 0",
+        ),
     ],
 )
 def test_bad_pipeline_files_are_refused_naming_what_is_wrong(tmp_path, body, message):

@@ -18,7 +18,9 @@ A pipeline file names its stages in the order they run; each is one of:
     A last-bid blueprint (:func:`liars_env.solver.last_bid.solve_blueprint`) of a
     2-player rule set: ``rules`` (a preset), ``players`` (2), ``iterations`` (CFR+
     iterations per round), ``memory`` and ``faces`` (what a player remembers of the
-    round's bids) and ``rule`` (a mapping of rule options, optional). Its model
+    round's bids), ``max_memory`` and ``max_bytes`` (more memory where the round is
+    small), ``tolerance`` (the fixed point of rounds that repeat, as with calza) and
+    ``rule`` (a mapping of rule options, optional). Its model
     is a folder holding ``blueprint.npz`` (the ``blueprint:FOLDER`` agent); an
     interrupted solve goes on from its last finished round.
 ``from``
@@ -82,6 +84,7 @@ BLUEPRINT_KEYS = {
     "faces",
     "max_memory",
     "max_bytes",
+    "tolerance",
     "rule",
 }
 """The settings of a ``blueprint`` stage."""
@@ -287,12 +290,18 @@ def blueprint_rules(where: str, spec: Any):
     """
     from liars_env.rules import RuleSet
     from liars_env.solver.graph import check_supported
-    from liars_env.solver.last_bid import MAX_BYTES, check_max_memory, check_memory
+    from liars_env.solver.last_bid import (
+        MAX_BYTES,
+        TOLERANCE,
+        check_max_memory,
+        check_memory,
+        check_tolerance,
+    )
 
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
             f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations', "
-            f"'memory', 'faces', 'max_memory', 'max_bytes' and 'rule'; got "
+            f"'memory', 'faces', 'max_memory', 'max_bytes', 'tolerance' and 'rule'; got "
             f"{sorted(spec) if isinstance(spec, dict) else spec!r}"
         )
     iterations = spec.get("iterations", 400)
@@ -305,6 +314,7 @@ def blueprint_rules(where: str, spec: Any):
         check_max_memory(
             spec.get("memory", 1), spec.get("max_memory"), spec.get("max_bytes", MAX_BYTES)
         )
+        check_tolerance(spec.get("tolerance", TOLERANCE))
     except ValueError as err:
         raise ValueError(f"{where}: blueprint {err}") from None
     options = spec.get("rule", {})
@@ -589,7 +599,7 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
 
 
 def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
-    from liars_env.solver.last_bid import MAX_BYTES, solve_blueprint
+    from liars_env.solver.last_bid import MAX_BYTES, TOLERANCE, solve_blueprint
 
     rules = blueprint_rules(f"stage {stage.name}", spec)
     blueprint = solve_blueprint(
@@ -601,6 +611,7 @@ def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
         faces=spec.get("faces", 0),
         max_memory=spec.get("max_memory"),
         max_bytes=spec.get("max_bytes", MAX_BYTES),
+        tolerance=spec.get("tolerance", TOLERANCE),
     )
     model = folder / "model"
     blueprint.save(model / BLUEPRINT_FILE)

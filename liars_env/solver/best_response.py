@@ -105,24 +105,28 @@ def _sweep(
     *,
     tolerance: float = 1e-13,
     keep: bool = False,
+    progress: Callable[[int, float], None] | None = None,
 ) -> None:
     """Fills ``values[key] = evaluate(key)`` for every round state of ``trees``.
 
     The rounds that follow come first; rounds that can repeat are swept until no value
     moves by ``tolerance``. With ``keep``, a group of rounds whose values are all in
     ``values`` already is not evaluated again (``trees`` must then hold every round that
-    can follow one of its rounds).
+    can follow one of its rounds). ``progress`` is called after each sweep of rounds
+    that repeat with the sweep's number (from 1) and the largest change of a value.
     """
     for comp in _components(trees):
         if keep and all(key in values for key in comp):
             continue
         repeats = len(comp) > 1 or comp[0] in trees[comp[0]].successors()
-        for _ in range(max_sweeps if repeats else 1):
+        for sweep in range(max_sweeps if repeats else 1):
             change = 0.0
             for key in comp:
                 new = evaluate(key)
                 old = values.get(key, np.zeros_like(new, dtype=float))
                 change = max(change, float(np.max(np.abs(np.subtract(new, old)))))
                 values[key] = new
+            if repeats and progress is not None:
+                progress(sweep + 1, change)
             if change < tolerance:
                 break

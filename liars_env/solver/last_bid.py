@@ -173,6 +173,16 @@ MAX_BYTES = 2_600_000_000
 """The default budget of a round that may remember more (``max_memory``): what its
 solver holds (:attr:`AbstractRound.solver_bytes`), about what the 5 vs 5 round takes
 with ``memory=2`` (2.5 GB)."""
+TOLERANCE = 1e-5
+"""The default ``tolerance`` of the values of rounds that repeat (:func:`solve_blueprint`)."""
+
+
+def check_tolerance(tolerance: float) -> None:
+    """Raises ``ValueError`` unless ``tolerance`` is a positive finite number."""
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
+        0 < tolerance < float("inf")
+    ):
+        raise ValueError(f"tolerance must be a positive number, got {tolerance!r}")
 
 
 def check_max_memory(memory: int, max_memory: int | None, max_bytes: int) -> None:
@@ -739,6 +749,7 @@ def solve_blueprint(
     faces: int = 0,
     max_memory: int | None = None,
     max_bytes: int = MAX_BYTES,
+    tolerance: float = TOLERANCE,
 ) -> Blueprint:
     """CFR+ on every round's graph of remembered bids, from the last rounds back.
 
@@ -759,11 +770,17 @@ def solve_blueprint(
             ``None``: ``memory`` everywhere.
         max_bytes: What small enough means: what a round's solver holds with the
             longer memory (:attr:`AbstractRound.solver_bytes`).
+        tolerance: Where rounds can repeat (``calza``: a right call gives a die back),
+            their values are fixed points: every such round is solved again, sweep
+            after sweep, until no round's value moves by more than this. Each sweep
+            costs a whole solve; CFR+'s own error after ``iterations`` is far above
+            the default, so a recipe at 5 dice may stop sooner (say ``1e-3``).
 
     Raises:
         ValueError: for rules it cannot solve (not 2 players, individual hands), a
             non-positive ``iterations`` or ``memory``, a negative ``faces``, a
-            ``max_memory`` below ``memory`` or a non-positive ``max_bytes``.
+            ``max_memory`` below ``memory``, a non-positive ``max_bytes`` or a
+            ``tolerance`` that is not a positive number.
     """
     check_supported(rules)
     if rules.hand != "common":
@@ -773,6 +790,7 @@ def solve_blueprint(
     began = time.perf_counter()
     check_memory(memory, faces)
     check_max_memory(memory, max_memory, max_bytes)
+    check_tolerance(tolerance)
     start, graphs = round_graphs(rules, memory, faces, max_memory, max_bytes)
     values: dict[RoundState, float] = {}
     rounds: dict[RoundState, list[RolePlay]] = {}
@@ -803,7 +821,13 @@ def solve_blueprint(
         return value
 
     trees = {k: g.tree for k, g in graphs.items()}
-    _sweep(trees, values, evaluate, 200, tolerance=1e-5)
+
+    def progress(sweep: int, change: float) -> None:
+        if log:
+            log(f"sweep {sweep} of the rounds that repeat: largest change {change:.2e} "
+                f"(stops below {tolerance:.0e})")
+
+    _sweep(trees, values, evaluate, 200, tolerance=tolerance, progress=progress)
     seconds = time.perf_counter() - began
     return Blueprint(
         rules, start, memory, faces, rounds, values, iterations, seconds, max_memory, max_bytes
