@@ -160,13 +160,19 @@ def test_rounds_that_repeat_are_swept_to_the_tolerance_asked():
     rules = RuleSet.preset("perudo_calza", num_players=2, dice_per_player=2, faces=3)
 
     def solve(tolerance):
-        changes = []
+        changes, dice = [], []
 
         def log(line):
             if line.startswith("sweep"):
                 changes.append(float(line.split("largest change ")[1].split()[0]))
+            elif not changes:  # the first sweep's rounds: "round 2v1: value ..."
+                opener, responder = line.split()[1].rstrip(":").split("v")
+                dice.append(int(opener) + int(responder))
 
-        return solve_blueprint(rules, 30, log=log, memory=2, tolerance=tolerance), changes
+        blueprint = solve_blueprint(rules, 30, log=log, memory=2, tolerance=tolerance)
+        # the rounds with the fewest dice first: most calls take a die away
+        assert dice == sorted(dice) and len(dice) == len(blueprint.values)
+        return blueprint, changes
 
     loose, loose_changes = solve(1e-2)
     tight, tight_changes = solve(1e-7)

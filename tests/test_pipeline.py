@@ -236,8 +236,7 @@ def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
             "max_bytes must be a positive int",
         ),
         (
-            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo_calza, "
-            "tolerance: 0}}}",
+            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo_calza, tolerance: 0}}}",
             "'a': blueprint tolerance must be a positive number, got 0",
         ),
     ],

@@ -519,8 +519,18 @@ def reachable_rounds(rules: RuleSet, build: Callable, tree_of: Callable) -> tupl
     return start, built
 
 
+def _dice_first(key: RoundState) -> tuple:
+    """Sort key: the round's dice in all, then the state itself (a total order)."""
+    return (key.opener_dice + key.responder_dice, tuple(key))
+
+
 def _components(trees: dict[RoundState, RoundTree]) -> list[list[RoundState]]:
-    """Strongly connected components, successors before predecessors (Tarjan)."""
+    """Strongly connected components, successors before predecessors (Tarjan).
+
+    Inside a component (rounds that lead back to each other, as calza's do) the rounds
+    with the fewest dice come first: most calls take a die away, so a sweep in that
+    order meets most successors already valued, and needs fewer sweeps to settle.
+    """
     index: dict[RoundState, int] = {}
     low: dict[RoundState, int] = {}
     stack: list[RoundState] = []
@@ -545,7 +555,7 @@ def _components(trees: dict[RoundState, RoundTree]) -> list[list[RoundState]]:
                 comp.append(w)
                 if w == v:
                     break
-            out.append(comp)
+            out.append(sorted(comp, key=_dice_first))
 
     for v in trees:
         if v not in index:

@@ -179,8 +179,10 @@ TOLERANCE = 1e-5
 
 def check_tolerance(tolerance: float) -> None:
     """Raises ``ValueError`` unless ``tolerance`` is a positive finite number."""
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
-        0 < tolerance < float("inf")
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float))
+        or not (0 < tolerance < float("inf"))
     ):
         raise ValueError(f"tolerance must be a positive number, got {tolerance!r}")
 
@@ -824,8 +826,10 @@ def solve_blueprint(
 
     def progress(sweep: int, change: float) -> None:
         if log:
-            log(f"sweep {sweep} of the rounds that repeat: largest change {change:.2e} "
-                f"(stops below {tolerance:.0e})")
+            log(
+                f"sweep {sweep} of the rounds that repeat: largest change {change:.2e} "
+                f"(stops below {tolerance:.0e})"
+            )
 
     _sweep(trees, values, evaluate, 200, tolerance=tolerance, progress=progress)
     seconds = time.perf_counter() - began
