@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -126,6 +127,11 @@ def test_more_workers_than_cpus_is_refused_and_writes_nothing(local_ray, tmp_pat
     [
         (["workers=-1"], "workers must be >= 0, got -1"),
         (["workers=40"], r"workers \(40\) must not exceed num_envs \(32\)"),
+        (["rollout_split=turns"], "rollout_split: unknown split 'turns'; expected one of games"),
+        (
+            ["workers=2", "rollout_split=batches", "overlap=false"],
+            "rollout_split: batches needs overlap: true",
+        ),
     ],
 )
 def test_bad_worker_counts_are_refused(sets, message):
@@ -254,3 +260,101 @@ def test_with_no_actor_left_the_driver_plays_and_an_actor_comes_back(
     assert (0, [0]) in seen and seen[-1] == (1, []), seen
     assert "shares moved: driver: shares [0] (32 games)" in out
     assert "rollout actor 0 joined on node" in out and "1 of 1 actors" in out
+
+
+def test_whole_batches_in_turn_repeat_and_survive_a_killed_actor(local_ray, tmp_path, capsys):
+    # rollout_split: batches: each share holds num_envs games and the shares play whole
+    # batches in turn, two in flight (a lag of 2 updates); the same seed, the same run
+    sets = [f"runs_dir={tmp_path}", *GOLDEN, "workers=2", "rollout_split=batches"]
+    sets += ["exploiter_every=0", "teacher=", "eval_every=0", "total_steps=1536"]
+    for name in ("a", "b"):
+        trainer = make_trainer(ppo.load_args(None, [*sets, f"run_name={name}"]))
+        assert trainer.rollout.lag == 2 and trainer.rollout.shares == [32, 32]
+        trainer.train()
+        assert trainer.global_step == 1536 and trainer.update == 6
+    assert checkpoint_hashes(tmp_path / "a") == checkpoint_hashes(tmp_path / "b")
+    games = make_trainer(ppo.load_args(None, [*sets, "run_name=games", "rollout_split=games"]))
+    assert games.rollout.lag == 1 and games.rollout.shares == [16, 16]
+    games.train()
+    assert checkpoint_hashes(tmp_path / "games") != checkpoint_hashes(tmp_path / "a")
+    # each share's results are added to the driver's league: every game counted once
+    league = {m.name: m.games for m in trainer.league.members}
+    assert sum(league.values()) > 0
+
+    trainer = make_trainer(ppo.load_args(None, [*sets, "run_name=kill"]))
+    _kill_actor_after(trainer, 2)
+    trainer.train()
+    assert trainer.rollout.restarts == 1 and trainer.global_step == 1536
+    assert "rollout actor 1 died" in capsys.readouterr().out
+
+
+def test_whole_batches_in_flight_on_the_driver_move_to_an_actor_that_comes_back(
+    local_ray, tmp_path, capsys, monkeypatch
+):
+    from liars_train.distributed import rollouts
+
+    monkeypatch.setattr(rollouts, "REGROW_EVERY_S", 0.0)
+    sets = [f"runs_dir={tmp_path}", "run_name=whole", *GOLDEN, "workers=2"]
+    sets += ["rollout_split=batches", "exploiter_every=0", "teacher=", "eval_every=0"]
+    trainer = make_trainer(ppo.load_args(None, [*sets, "total_steps=2560"]))
+    place = trainer.rollout._await_placement
+    refused = []
+
+    def no_room_twice(waiting, room=False):  # both replacements find no CPU, once each
+        if trainer.update and len(refused) < 2:
+            refused.append(True)
+            for actor, _ in waiting.values():
+                ray.kill(actor.handle, no_restart=True)
+            return {}
+        return place(waiting, room)
+
+    monkeypatch.setattr(trainer.rollout, "_await_placement", no_room_twice)
+    learn = trainer._learn
+    seen = []
+
+    def learn_and_watch(*a, **k):
+        if trainer.update == 1:
+            for pid in trainer.rollout.pids():
+                os.kill(pid, signal.SIGKILL)
+        if trainer.rollout.pending:  # let the actors started again finish their start
+            pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
+            ray.wait(pings, num_returns=len(pings), timeout=120)
+        seen.append((len(trainer.rollout.actors), sorted(trainer.rollout.local_shares)))
+        return learn(*a, **k)
+
+    trainer._learn = learn_and_watch
+    trainer.train()
+    out = capsys.readouterr().out
+    assert trainer.global_step == 2560  # every update's full decisions
+    assert any(shares == [0, 1] for _, shares in seen), seen  # the driver played both
+    assert seen[-1] == (2, []), seen  # and the actors took them back
+    assert re.search(r"shares moved: driver: shares \[[01], [01]\] \(64 games\)", out), out
+    assert "rollout actor 0 joined" in out and "rollout actor 1 joined" in out
+
+
+def test_a_share_playing_whole_batches_adds_its_games_to_the_drivers_league():
+    from types import SimpleNamespace
+
+    from liars_train.distributed.league_sync import add_results
+    from liars_train.league import WIN_WINDOW
+
+    def member(name, wins, games):
+        return SimpleNamespace(name=name, wins=wins, games=games)
+
+    league = SimpleNamespace(members=[member("a", 12.0, 20.0), member("b", 1.0, 2.0)])
+    league.members.append(member("new", 0.0, 0.0))  # joined since: not in before
+    before = {"a": (10.0, 16.0), "b": (1.0, 2.0)}
+    # share played 4 games against a (won 3) and none against b; "new" it never saw
+    add_results(league, before, {"a": (13.0, 20.0), "b": (1.0, 2.0), "new": (5.0, 5.0)})
+    assert [(m.wins, m.games) for m in league.members] == [(15.0, 24.0), (1.0, 2.0), (0, 0)]
+    # past the window the sum is halved as Member.record halves
+    league = SimpleNamespace(members=[member("a", WIN_WINDOW - 2.0, WIN_WINDOW)])
+    add_results(league, {"a": (0.0, 0.0)}, {"a": (4.0, 4.0)})
+    assert (league.members[0].wins, league.members[0].games) == (
+        (WIN_WINDOW + 2.0) / 2,
+        (WIN_WINDOW + 4.0) / 2,
+    )
+    # a share whose own window halved: its figures stand
+    league = SimpleNamespace(members=[member("a", 50.0, 100.0)])
+    add_results(league, {"a": (50.0, 100.0)}, {"a": (30.0, 52.0)})
+    assert (league.members[0].wins, league.members[0].games) == (30.0, 52.0)

@@ -119,24 +119,31 @@ def init_ray(num_cpus: int | None = None, what: str = "Ray") -> bool:
     return True
 
 
-def crowding_note(workers: int, cpus: int, learner_device: str) -> str | None:
+def crowding_note(workers: int, cpus: int, learner_device: str, split: str = "games") -> str | None:
     """A one-line note when a CPU learner must share the machine's CPUs with the actors.
 
     Each rollout actor keeps one CPU busy and a CPU learner one more, so with ``workers``
     at or above the CPUs of a machine of its own the processes take turns on the cores
     (on a 2-core machine the quickstart took 203 s with ``workers: 2`` against 177 s with
-    ``workers: 1``). ``None`` when there is a core for each.
+    ``workers: 1``). Actors that play whole batches in turn (``split="batches"``) are
+    each busy only part of the time, so up to one per CPU is no crowding. ``None`` when
+    there is a core for each.
 
     >>> crowding_note(1, 2, "cpu") is None
     True
-    >>> print(crowding_note(2, 2, "cpu"))
-    note: workers: 2 on 2 CPUs leaves no core for the learner; workers: 1 is usually faster here
+    >>> print(crowding_note(2, 2, "cpu"))  # doctest: +NORMALIZE_WHITESPACE
+    note: workers: 2 on 2 CPUs leaves no core for the learner; workers: 1, or
+    rollout_split: batches, is usually faster here
+    >>> crowding_note(2, 2, "cpu", "batches") is None
+    True
     """
     if learner_device != "cpu" or workers < cpus or cpus < 2:
         return None
+    if split == "batches" and workers <= cpus:
+        return None
     return (
         f"note: workers: {workers} on {cpus} CPUs leaves no core for the learner; "
-        f"workers: {cpus - 1} is usually faster here"
+        f"workers: {cpus - 1}, or rollout_split: batches, is usually faster here"
     )
 
 

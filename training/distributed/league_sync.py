@@ -19,7 +19,7 @@ import torch
 from liars_env.agents.policy import PolicyNet
 from liars_env.agents.registry import make_agent
 from liars_env.rules import RuleSet
-from liars_train.league import League, Member
+from liars_train.league import WIN_WINDOW, League, Member
 
 
 def member_payload(member: Member) -> dict[str, Any]:
@@ -129,6 +129,33 @@ def merge_results(
             wins += w - before[name][0]
             games += g - before[name][1]
         member.wins, member.games = float(wins), float(games)
+
+
+def add_results(
+    league: League,
+    before: dict[str, tuple[float, float]],
+    results: dict[str, tuple[float, float]],
+) -> None:
+    """Adds to the driver's ``league`` what one share played since it started from ``before``.
+
+    For shares that play whole batches in turn (``rollout_split: batches``): the driver's
+    figures took in other shares' results while this one played, so its own are added to
+    them rather than put in their place, and halved as :meth:`Member.record` halves them
+    past :data:`WIN_WINDOW` games. Where the share's own window halved, its figures stand.
+    """
+    for member in league.members:
+        name = member.name
+        if name not in before or name not in results:
+            continue
+        (wins, games), (wins0, games0) = results[name], before[name]
+        if games < games0:  # halved on the share: what it added is not a difference
+            member.wins, member.games = float(wins), float(games)
+            continue
+        member.wins += wins - wins0
+        member.games += games - games0
+        if member.games > WIN_WINDOW:
+            member.wins *= 0.5
+            member.games *= 0.5
 
 
 def state_dict_cpu(net: torch.nn.Module) -> dict[str, torch.Tensor]:

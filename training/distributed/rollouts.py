@@ -17,6 +17,10 @@ driver itself; :class:`RemoteRollouts` is the driver's side, a
 - **overlap**: the actors collect batch k+1 with the weights of update k while the
   learner updates on batch k (IMPALA's one-update lag); the batch keeps the
   log-probabilities of the weights that played it (``lag_correction``);
+- **whole batches** (``rollout_split: batches``): each share holds ``num_envs`` games
+  and the shares play whole batches in turn, ``workers`` of them in flight (a lag of
+  ``workers`` updates). Each share then has its own view of the league (its own
+  :class:`LeagueMirror`), and its game results are added to the driver's;
 - **elastic membership**: an actor that dies (``kill -9``, out of memory, its node
   lost) is started again in its place; if it cannot be placed within
   ``placement_timeout`` seconds its shares move to the actors that are left (fewest
@@ -45,6 +49,7 @@ import json
 import os
 import socket
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +64,7 @@ from liars_train.distributed.cluster import connect, crowding_note, require_ray
 from liars_train.distributed.league_sync import (
     Delta,
     LeagueMirror,
+    add_results,
     apply_delta,
     league_results,
     member_from_payload,
@@ -286,6 +292,7 @@ class _Launch:
     teaching: float
     generator: torch.Tensor | None
     before: dict[str, tuple[float, float]]
+    playing: list[int]
     seconds: dict[int, float] = field(default_factory=dict)
     cpu_seconds: dict[int, float] = field(default_factory=dict)
 
@@ -313,11 +320,15 @@ class RemoteRollouts:
         self.timings = {"ray_start_s": time.perf_counter() - began}
         if self.started_ray:  # a Ray of this machine alone: the learner's CPUs are its
             cpus = int(self.ray.cluster_resources().get("CPU", 0))
-            note = crowding_note(args.workers, cpus, torch.device(device).type)
+            note = crowding_note(args.workers, cpus, torch.device(device).type, args.rollout_split)
             if note:
                 tqdm_write(note)
         self.args, self.league, self.generator, self.device = args, league, generator, device
-        self.shares = shares(args.num_envs, args.workers)
+        self.whole = args.rollout_split == "batches" and args.workers > 1
+        self.shares = (
+            [args.num_envs] * args.workers if self.whole else shares(args.num_envs, args.workers)
+        )
+        self.turn = 0
         self.share_generator = not args.overlap and generator.device.type == "cpu"
         self.actors: dict[int, _Actor] = {}
         self.local: RolloutWorker | None = None
@@ -328,13 +339,14 @@ class RemoteRollouts:
         self.restarts = 0
         self.moves = 0
         self.saved: list[dict[str, Any]] | None = None
-        self.in_flight: _Launch | None = None
+        self.in_flight: deque[_Launch] = deque()
         self.rates: dict[int, float] = {}
         self.cpu_shares: dict[int, float] = {}
         self.mirror = LeagueMirror(league)
+        self.mirrors = {i: LeagueMirror(league) for i in range(len(self.shares))}
         self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         self.settings = dataclasses.asdict(args)
-        self.lag = 1 if args.overlap else 0
+        self.lag = (len(self.shares) if self.whole else 1) if args.overlap else 0
         self.log_path = Path(args.runs_dir) / args.run_name / "actors.log"
         self.started_at = 0.0
 
@@ -348,6 +360,8 @@ class RemoteRollouts:
         self.close_actors()
         self.started_at = time.perf_counter()
         self.mirror = LeagueMirror(self.league)
+        self.mirrors = {i: LeagueMirror(self.league) for i in range(len(self.shares))}
+        self.turn = 0
         saved = self.saved if self.saved and len(self.saved) == len(self.shares) else None
         if saved is not None:
             self.generations = [int(s.get("generation", 0)) for s in saved]
@@ -368,23 +382,25 @@ class RemoteRollouts:
             self._move(lost)
 
     def collect(self, policy: PolicyNet, num_steps: int, teaching: float = 0.0) -> Batch:
-        """A batch of every share's games, joined; with ``overlap`` the one collected last.
+        """A batch of the games; with ``overlap`` the one launched ``lag`` calls ago.
 
-        Without overlap the actors play with ``policy``'s weights of now; with it, the
-        batch returned was played with the weights of the previous call, and the next
-        one is launched with those of now before this returns. Membership changes
-        (actors placed again, shares spread back) take effect here, between batches.
+        The batch joins every share's games, or is one share's (``rollout_split:
+        batches``, the shares in turn). Without overlap the actors play with
+        ``policy``'s weights of now; with it, the batch returned was played with the
+        weights of an earlier call, and the next one is launched with those of now
+        before this returns (the first call launches ``lag`` of them). Membership
+        changes (actors placed again, shares spread back) take effect here, between
+        batches.
         """
         if not self.args.overlap:
             self._regrow()
             return self._finish(self._launch(policy, num_steps, teaching))
-        if self.in_flight is None:
+        while len(self.in_flight) < self.lag:
             self._regrow()
-            self.in_flight = self._launch(policy, num_steps, teaching)
-        batch = self._finish(self.in_flight)
-        self.in_flight = None
+            self.in_flight.append(self._launch(policy, num_steps, teaching))
+        batch = self._finish(self.in_flight.popleft())
         self._regrow()
-        self.in_flight = self._launch(policy, num_steps, teaching)
+        self.in_flight.append(self._launch(policy, num_steps, teaching))
         return batch
 
     def stats(self) -> dict[str, float]:
@@ -493,7 +509,8 @@ class RemoteRollouts:
         """Stops the actors (a collection in flight is dropped)."""
         for actor in [*self.actors.values(), *(p[0] for p in self.pending.values())]:
             self.ray.kill(actor.handle, no_restart=True)
-        self.actors, self.pending, self.in_flight = {}, {}, None
+        self.actors, self.pending = {}, {}
+        self.in_flight.clear()
         self.local, self.local_shares = None, []
 
     # ------------------------------------------------------------ membership
@@ -687,17 +704,30 @@ class RemoteRollouts:
 
     # ------------------------------------------------------------ collections
     def _launch(self, policy: PolicyNet, num_steps: int, teaching: float) -> _Launch:
+        """Sends a collection: every share, or with whole batches the next one in turn."""
         local_weights = state_dict_cpu(policy)
         weights = self.ray.put(local_weights)
-        delta = self.mirror.delta()
+        playing = list(range(len(self.shares)))
+        if self.whole:
+            playing = [self.turn % len(self.shares)]
+            self.turn += 1
+            delta = self.mirrors[playing[0]].delta()
+        else:
+            delta = self.mirror.delta()
         generator = self.generator.get_state() if self.share_generator else None
         refs, handles, held = {}, {}, {}
         for slot, actor in self.actors.items():
-            carried = generator if 0 in actor.shares else None
-            refs[slot] = actor.handle.collect.remote(weights, delta, num_steps, teaching, carried)
-            handles[slot], held[slot] = actor.handle, list(actor.shares)
-        if self.local_shares:
-            held[DRIVER] = list(self.local_shares)
+            mine = [s for s in actor.shares if s in playing]
+            if not mine:
+                continue
+            carried = generator if 0 in mine else None
+            refs[slot] = actor.handle.collect.remote(
+                weights, delta, num_steps, teaching, carried, mine
+            )
+            handles[slot], held[slot] = actor.handle, mine
+        local = [s for s in self.local_shares if s in playing]
+        if local:
+            held[DRIVER] = local
         return _Launch(
             refs,
             handles,
@@ -709,22 +739,29 @@ class RemoteRollouts:
             teaching,
             generator,
             self.mirror.stats(),
+            playing,
         )
 
     def _finish(self, launch: _Launch) -> Batch:
         results: dict[int, dict[str, Any]] = {}
-        if DRIVER in launch.held:  # the driver plays its shares while the actors play theirs
+        # the driver plays its shares while the actors play theirs (those it held at the
+        # launch: an actor placed since took its home share back, collected below)
+        local = [s for s in launch.held.get(DRIVER, []) if s in self.local_shares]
+        if local:
             out = self.local.collect(
                 launch.local_weights,
                 launch.delta,
                 launch.num_steps,
                 launch.teaching,
-                launch.generator if 0 in launch.held[DRIVER] else None,
-                only=launch.held[DRIVER],
+                launch.generator if 0 in local else None,
+                only=local,
             )
             results.update(out["shares"])
             launch.seconds[DRIVER] = out["seconds"]
             launch.cpu_seconds[DRIVER] = out["cpu_seconds"]
+        for index in launch.held.get(DRIVER, []):
+            if index not in results:
+                results[index] = self._collect_again(index, launch)
         waited = time.perf_counter()
         for slot, ref in launch.refs.items():
             try:
@@ -742,9 +779,12 @@ class RemoteRollouts:
         )
         if "first_batch_s" not in self.timings:
             self.timings["first_batch_s"] = time.perf_counter() - self.started_at
-        ordered = [results[i] for i in range(len(self.shares))]
+        ordered = [results[i] for i in launch.playing]
         batch = Batch.join([r["batch"] for r in ordered]).to(self.device)
-        merge_results(self.league, launch.before, [r["results"] for r in ordered])
+        if self.whole:  # other shares' results came in since this one started: add to them
+            add_results(self.league, launch.before, ordered[0]["results"])
+        else:
+            merge_results(self.league, launch.before, [r["results"] for r in ordered])
         if ordered[0]["generator"] is not None:
             self.generator.set_state(ordered[0]["generator"])
         self.rates, self.cpu_shares = {}, {}
