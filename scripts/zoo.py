@@ -319,6 +319,13 @@ def _cell(r: dict | None) -> str:
     return f"{r['win_rate']:.3f} {interval(r['ci95'])} ({r['games']:,})"
 
 
+def _reference_cell(r: dict | None) -> str:
+    """The head to head against the trained model of the blueprint's rules, named."""
+    if r is None:
+        return "not measured"
+    return f"`{r['opponent'].rpartition('/')[2]}`: {_cell(r)}"
+
+
 def remembers(bp: dict) -> str:
     """What a blueprint's player remembers of a round's bids."""
     text = "the bid standing" if bp["memory"] == 1 else f"the last {bp['memory']} bids"
@@ -341,7 +348,7 @@ def blueprint_section(blueprints: list[dict]) -> list[str]:
         "play one as `blueprint:blueprints/<name>`. "
         "Win rates of the blueprint, seats rotated, 95% Wilson intervals (games).",
         "",
-        "| blueprint | rules | table | remembers | vs `perudo_2p` | vs probabilistic | "
+        "| blueprint | rules | table | remembers | vs the trained model | vs probabilistic | "
         "vs bayes | vs belief | solve | rebuild |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -350,7 +357,7 @@ def blueprint_section(blueprints: list[dict]) -> list[str]:
         out.append(
             f"| `{bp['name']}` | `{bp['rules']}` | "
             f"{bp['players']} × {bp['dice']}d{bp['die_faces']} | {remembers(bp)} | "
-            f"{_cell(bp.get('reference'))} | "
+            f"{_reference_cell(bp.get('reference'))} | "
             + " | ".join(_cell(bots.get(b)) for b in ZOO_BOTS)
             + f" | {bp['solve_minutes']:.0f} min, {bp['iterations']} CFR+ iterations a round "
             f"| [{bp['pipeline']}](../{bp['pipeline']}) |"

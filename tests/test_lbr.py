@@ -237,3 +237,36 @@ def test_the_compare_benchmark_measures_each_pair_and_resumes(tmp_path, capsys):
     out.write_text(json.dumps(data))
     assert bench.main(argv) == 0  # kept, not played again
     assert "| `probabilistic` | " in (text := capsys.readouterr().out) and "0.123" in text
+
+
+def test_a_blueprint_of_other_rules_meets_the_trained_model_of_its_rules(tmp_path, monkeypatch):
+    """The strength page's head to head column: ``perudo_2p`` for perudo, the model of
+    the blueprint's own rules (named in the cell) for calza, "other rules" without one."""
+    import argparse
+
+    from helpers import load_script
+
+    bench = load_script("benchmarks/lbr.py")
+    assert bench.reference_of("perudo") == bench.REFERENCE
+    assert bench.reference_of("perudo_calza") == "checkpoint:checkpoints/perudo_calza_2p"
+    assert bench.reference_of("common_hand_spot_on") is None  # no shipped model of it
+    cell = {"win_rate": 0.61, "ci95": [0.6, 0.62], "games": 20000}
+    data = {
+        "a perudo_calza": {
+            "agent": "blueprint:blueprints/perudo_calza_2p",
+            "preset": "perudo_calza",
+            "h2h": {"checkpoint:checkpoints/perudo_calza_2p 20000": cell},
+        },
+        "b common_hand_spot_on": {"agent": "blueprint:x", "preset": "common_hand_spot_on"},
+    }
+    monkeypatch.setattr(bench, "_eval_card", lambda spec: {})
+    ns = argparse.Namespace(
+        rounds=1, bot_rounds=1, search_rounds=1, h2h_games=1, reference_games=20000,
+        response="policy", bot_response="call", search_response="call", seed=0,
+        out="o", small=None, markdown=None,
+    )  # fmt: skip
+    page = bench.strength_markdown(data, ns)
+    calza = next(line for line in page.splitlines() if "perudo_calza_2p` (" in line)
+    assert "0.610 [0.600, 0.620] (20000) against `perudo_calza_2p` (⁵)" in calza
+    other = next(line for line in page.splitlines() if "`blueprint:x`" in line)
+    assert "other rules (⁵)" in other
