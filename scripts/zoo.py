@@ -389,7 +389,14 @@ def render_blueprint_card(bp: dict) -> str:
         "",
         f"CFR+ on every round's graph, {bp['iterations']} iterations a round, from the last "
         f"rounds back: {bp['solve_minutes']:.0f} minutes on one core of the project's 2-core "
-        "CPU. No randomness: the same file on any machine, up to floating point. Run the "
+        "CPU. "
+        + (
+            "A right calza gives a die back, so rounds lead back to each other: they are "
+            f"swept again until no round's value moves by {bp['tolerance']:g}. "
+            if bp.get("tolerance")
+            else ""
+        )
+        + "No randomness: the same file on any machine, up to floating point. Run the "
         "command again to resume from its last finished round.",
         "",
         "```sh",

@@ -273,13 +273,8 @@ def test_whole_batches_in_turn_repeat_and_survive_a_killed_actor(local_ray, tmp_
         trainer.train()
         assert trainer.global_step == 1536 and trainer.update == 6
     assert checkpoint_hashes(tmp_path / "a") == checkpoint_hashes(tmp_path / "b")
-    games = make_trainer(ppo.load_args(None, [*sets, "run_name=games", "rollout_split=games"]))
-    assert games.rollout.lag == 1 and games.rollout.shares == [16, 16]
-    games.train()
-    assert checkpoint_hashes(tmp_path / "games") != checkpoint_hashes(tmp_path / "a")
-    # each share's results are added to the driver's league: every game counted once
-    league = {m.name: m.games for m in trainer.league.members}
-    assert sum(league.values()) > 0
+    # each share's results are added to the driver's league
+    assert sum(m.games for m in trainer.league.members) > 0
 
     trainer = make_trainer(ppo.load_args(None, [*sets, "run_name=kill"]))
     _kill_actor_after(trainer, 2)
