@@ -776,7 +776,7 @@ def solve_blueprint(
             their values are fixed points: every such round is solved again, sweep
             after sweep, until no round's value moves by more than this. Each sweep
             costs a whole solve; CFR+'s own error after ``iterations`` is far above
-            the default, so a recipe at 5 dice may stop sooner (say ``1e-3``).
+            the default, so a recipe at 5 dice may stop sooner (calza's: ``0.02``).
 
     Raises:
         ValueError: for rules it cannot solve (not 2 players, individual hands), a
