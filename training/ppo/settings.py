@@ -94,11 +94,11 @@ class Args:
     every batch. ``batches``: each actor holds ``num_envs`` games of its own and plays
     whole batches in turn, ``workers`` batches in flight, so each batch is played by
     weights ``workers`` updates old (needs ``overlap``; ``lag_correction`` applies; with
-    one worker it is ``games``). A
-    step of the games costs nearly as much for 256 games as for 512 (the opponents' and
-    the network's calls), so whole batches cost the actors less CPU where ``num_envs``
-    is small: on a 2-core machine, ``workers: 2`` runs the quickstart faster this way.
-    ``workers`` times the games are in play, and the checkpoints differ from ``games``'."""
+    one worker it is ``games``). A step of the games costs nearly as much for 256 games
+    as for 512 (the opponents' and the network's calls), so whole batches cost the
+    actors less CPU where ``num_envs`` is small: on a 2-core machine, ``workers: 2``
+    runs the quickstart faster this way. ``workers`` times the games are in play, and
+    the checkpoints differ from ``games``'."""
     lag_correction: str = "decoupled"
     """How the update treats a batch played by older weights (with ``overlap``):
     ``decoupled`` (the default) takes PPO's clip and the KL to the previous policy
