@@ -220,6 +220,39 @@ def test_the_same_seed_and_the_same_capacity_changes_write_the_same_checkpoints(
     assert checkpoint_hashes(tmp_path / "calm") != checkpoint_hashes(tmp_path / "a")
 
 
+def _lose_every_actor_with_no_room(trainer, monkeypatch, refusals: int) -> list:
+    """After update 1 every actor's process is killed, and the first ``refusals``
+    replacements find no CPU. Returns what is seen before each update from then on:
+    ``(actors live, shares the driver plays)``, filled as the run trains."""
+    place = trainer.rollout._await_placement
+    refused = []
+
+    def no_room(waiting, room=False):
+        if trainer.update and len(refused) < refusals:
+            refused.append(True)
+            for actor, _ in waiting.values():
+                ray.kill(actor.handle, no_restart=True)
+            return {}
+        return place(waiting, room)
+
+    monkeypatch.setattr(trainer.rollout, "_await_placement", no_room)
+    learn = trainer._learn
+    seen = []
+
+    def learn_and_watch(*a, **k):
+        if trainer.update == 1:
+            for pid in trainer.rollout.pids():
+                os.kill(pid, signal.SIGKILL)
+        if trainer.rollout.pending:  # let the actors started again finish their start
+            pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
+            ray.wait(pings, num_returns=len(pings), timeout=120)
+        seen.append((len(trainer.rollout.actors), sorted(trainer.rollout.local_shares)))
+        return learn(*a, **k)
+
+    trainer._learn = learn_and_watch
+    return seen
+
+
 def test_with_no_actor_left_the_driver_plays_and_an_actor_comes_back(
     local_ray, tmp_path, capsys, monkeypatch
 ):
@@ -229,31 +262,7 @@ def test_with_no_actor_left_the_driver_plays_and_an_actor_comes_back(
     sets = [f"runs_dir={tmp_path}", "run_name=driver", *GOLDEN, "workers=1", "overlap=false"]
     sets += ["exploiter_every=0", "teacher=", "eval_every=0", "total_steps=2048"]
     trainer = make_trainer(ppo.load_args(None, sets))
-    place = trainer.rollout._await_placement
-    refused = []
-
-    def no_room_once(waiting, room=False):  # the replacement finds no CPU, once
-        if trainer.update and not refused:
-            refused.append(True)
-            for actor, _ in waiting.values():
-                ray.kill(actor.handle, no_restart=True)
-            return {}
-        return place(waiting, room)
-
-    monkeypatch.setattr(trainer.rollout, "_await_placement", no_room_once)
-    learn = trainer._learn
-    seen = []
-
-    def learn_and_watch(*a, **k):
-        if trainer.update == 1:
-            os.kill(trainer.rollout.pids()[0], signal.SIGKILL)
-        if trainer.rollout.pending:  # let the actor started again finish its start
-            pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
-            ray.wait(pings, num_returns=len(pings), timeout=120)
-        seen.append((len(trainer.rollout.actors), list(trainer.rollout.local_shares)))
-        return learn(*a, **k)
-
-    trainer._learn = learn_and_watch
+    seen = _lose_every_actor_with_no_room(trainer, monkeypatch, refusals=1)
     trainer.train()
     out = capsys.readouterr().out
     assert trainer.global_step == 2048  # every update's full decisions
@@ -292,32 +301,7 @@ def test_whole_batches_in_flight_on_the_driver_move_to_an_actor_that_comes_back(
     sets = [f"runs_dir={tmp_path}", "run_name=whole", *GOLDEN, "workers=2"]
     sets += ["rollout_split=batches", "exploiter_every=0", "teacher=", "eval_every=0"]
     trainer = make_trainer(ppo.load_args(None, [*sets, "total_steps=2560"]))
-    place = trainer.rollout._await_placement
-    refused = []
-
-    def no_room_twice(waiting, room=False):  # both replacements find no CPU, once each
-        if trainer.update and len(refused) < 2:
-            refused.append(True)
-            for actor, _ in waiting.values():
-                ray.kill(actor.handle, no_restart=True)
-            return {}
-        return place(waiting, room)
-
-    monkeypatch.setattr(trainer.rollout, "_await_placement", no_room_twice)
-    learn = trainer._learn
-    seen = []
-
-    def learn_and_watch(*a, **k):
-        if trainer.update == 1:
-            for pid in trainer.rollout.pids():
-                os.kill(pid, signal.SIGKILL)
-        if trainer.rollout.pending:  # let the actors started again finish their start
-            pings = [ping for _, ping, _ in trainer.rollout.pending.values()]
-            ray.wait(pings, num_returns=len(pings), timeout=120)
-        seen.append((len(trainer.rollout.actors), sorted(trainer.rollout.local_shares)))
-        return learn(*a, **k)
-
-    trainer._learn = learn_and_watch
+    seen = _lose_every_actor_with_no_room(trainer, monkeypatch, refusals=2)
     trainer.train()
     out = capsys.readouterr().out
     assert trainer.global_step == 2560  # every update's full decisions

@@ -343,7 +343,7 @@ class RemoteRollouts:
         self.rates: dict[int, float] = {}
         self.cpu_shares: dict[int, float] = {}
         self.mirror = LeagueMirror(league)
-        self.mirrors = {i: LeagueMirror(league) for i in range(len(self.shares))}
+        self.mirrors: dict[int, LeagueMirror] = {}  # whole batches: each share's (start)
         self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         self.settings = dataclasses.asdict(args)
         self.lag = (len(self.shares) if self.whole else 1) if args.overlap else 0
@@ -360,7 +360,8 @@ class RemoteRollouts:
         self.close_actors()
         self.started_at = time.perf_counter()
         self.mirror = LeagueMirror(self.league)
-        self.mirrors = {i: LeagueMirror(self.league) for i in range(len(self.shares))}
+        if self.whole:
+            self.mirrors = {i: LeagueMirror(self.league) for i in range(len(self.shares))}
         self.turn = 0
         saved = self.saved if self.saved and len(self.saved) == len(self.shares) else None
         if saved is not None:
