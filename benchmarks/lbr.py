@@ -252,8 +252,8 @@ def run_table(ns: argparse.Namespace) -> int:
         if "lbr" in row:
             lbr = row["lbr"]
             print(
-                f"{spec:45s} {preset:16s} LBR {lbr['payoff']:+.3f} [{lbr['ci95'][0]:+.3f}, "
-                f"{lbr['ci95'][1]:+.3f}] ({lbr['games']} games, {lbr['seconds_per_game']} s/game)",
+                f"{spec:45s} {preset:16s} LBR {_payoff(lbr)} "
+                f"({lbr['games']} games, {lbr['seconds_per_game']} s/game)",
                 flush=True,
             )
     _save(data, out)
@@ -267,6 +267,15 @@ def _cell(win_rate: float | None, ci95: list[float] | None, games: int | None) -
     if win_rate is None:
         return "not measured"
     return f"{win_rate:.3f} [{ci95[0]:.3f}, {ci95[1]:.3f}] ({games})"
+
+
+def _payoff(lbr: dict[str, Any], bold: bool = False) -> str:
+    """An LBR row's payoff and interval, e.g. ``+0.180 [-0.016, +0.363]``.
+
+    With ``bold`` the payoff is in markdown bold (the strength page's cell).
+    """
+    payoff = f"**{lbr['payoff']:+.3f}**" if bold else f"{lbr['payoff']:+.3f}"
+    return f"{payoff} [{lbr['ci95'][0]:+.3f}, {lbr['ci95'][1]:+.3f}]"
 
 
 def _eval_card(spec: str) -> dict[str, Any]:
@@ -293,11 +302,11 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in data.values():
         spec, preset = row["agent"], row["preset"]
+        h2h = {k.split()[0]: v for k, v in row.get("h2h", {}).items()}  # by opponent
         cells = [f"`{spec}` ({preset})", "none at 5 dice (¹)"]
         lbr = row.get("lbr")
         cells.append(
-            f"**{lbr['payoff']:+.3f}** [{lbr['ci95'][0]:+.3f}, {lbr['ci95'][1]:+.3f}] "
-            f"({lbr['games']}, `{lbr['response']}`)"
+            f"{_payoff(lbr, bold=True)} ({lbr['games']}, `{lbr['response']}`)"
             if lbr
             else "not measured (²)"
         )
@@ -314,7 +323,6 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
             cells.append("0.5 (itself)")
         elif preset != "perudo":
             own = reference_of(preset)
-            h2h = {k.split()[0]: v for k, v in row.get("h2h", {}).items()}
             if own in h2h:  # a blueprint of other rules, against the model of its rules
                 name = own.partition(":")[2].rpartition("/")[2]
                 cells.append(f"{_cell(**h2h[own])} against `{name}` (⁵)")
@@ -327,14 +335,12 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
             )
         elif spec == SEARCH:
             cells.append("0.722 [0.705, 0.737] (3009) (⁶)")
-        elif REFERENCE in {k.split()[0] for k in row.get("h2h", {})}:
-            h2h = {k.split()[0]: v for k, v in row["h2h"].items()}
+        elif REFERENCE in h2h:
             cells.append(_cell(**h2h[REFERENCE]))
         else:
             cells.append("not measured")
         bots = {r["opponent"]: r for r in card.get("bots", {}).get("results", [])}
         for bot in BOTS:
-            h2h = {k.split()[0]: v for k, v in row.get("h2h", {}).items()}
             if bot == spec:
                 cells.append("0.5 (itself)")
             elif bot in bots and bots[bot]["win_rate"] is not None:
@@ -489,7 +495,7 @@ def run_compare(ns: argparse.Namespace) -> int:
         cells = [f"`{spec}`"]
         if ns.rounds > 0:
             lbr = row[f"lbr {ns.rounds} {ns.response} {ns.seed}"]
-            cells.append(f"{lbr['payoff']:+.3f} [{lbr['ci95'][0]:+.3f}, {lbr['ci95'][1]:+.3f}]")
+            cells.append(_payoff(lbr))
         for other in ns.opponents:
             cell = row.get(f"{other} {ns.games} {ns.seed}")
             cells.append(_cell(**cell) if cell else "—")
