@@ -311,29 +311,39 @@ def test_whole_batches_in_flight_on_the_driver_move_to_an_actor_that_comes_back(
     assert "rollout actor 0 joined" in out and "rollout actor 1 joined" in out
 
 
-def test_a_share_playing_whole_batches_adds_its_games_to_the_drivers_league():
+def test_the_shares_games_are_booked_on_the_drivers_league_as_in_one_process():
     from types import SimpleNamespace
 
-    from liars_train.distributed.league_sync import add_results
-    from liars_train.league import WIN_WINDOW
+    from liars_train.distributed.league_sync import add_booked, booked_since, merge_results
+    from liars_train.league import WIN_WINDOW, Member
 
-    def member(name, wins, games):
-        return SimpleNamespace(name=name, wins=wins, games=games)
+    def league_of(*figures):
+        members = [Member(name, "bot", wins=w, games=g) for name, w, g in figures]
+        return SimpleNamespace(members=members)
 
-    league = SimpleNamespace(members=[member("a", 12.0, 20.0), member("b", 1.0, 2.0)])
-    league.members.append(member("new", 0.0, 0.0))  # joined since: not in before
-    before = {"a": (10.0, 16.0), "b": (1.0, 2.0)}
-    # share played 4 games against a (won 3) and none against b; "new" it never saw
-    add_results(league, before, {"a": (13.0, 20.0), "b": (1.0, 2.0), "new": (5.0, 5.0)})
-    assert [(m.wins, m.games) for m in league.members] == [(15.0, 24.0), (1.0, 2.0), (0, 0)]
-    # past the window the sum is halved as Member.record halves
-    league = SimpleNamespace(members=[member("a", WIN_WINDOW - 2.0, WIN_WINDOW)])
-    add_results(league, {"a": (0.0, 0.0)}, {"a": (4.0, 4.0)})
-    assert (league.members[0].wins, league.members[0].games) == (
+    # a share's league: what it booked is counted apart from its halved window
+    share = league_of(("a", WIN_WINDOW / 2, WIN_WINDOW - 2), ("b", 1.0, 2.0))
+    start = {m.name: (m.booked_wins, m.booked_games) for m in share.members}
+    share.members[0].record(3, 4)  # past the window: its figures halve
+    share.members.append(Member("new", "bot"))  # joined on the share, played nothing
+    assert share.members[0].games == (WIN_WINDOW + 2) / 2
+    assert booked_since(share, start) == {"a": (3.0, 4.0)}
+    # whole batches: the games are booked on top of the driver's, halved as in one process
+    driver = league_of(("a", 12.0, 20.0), ("b", 1.0, 2.0))
+    add_booked(driver, [{"a": (3.0, 4.0), "gone": (1.0, 1.0)}])  # "gone" left the driver
+    assert [(m.wins, m.games) for m in driver.members] == [(15.0, 24.0), (1.0, 2.0)]
+    driver = league_of(("a", WIN_WINDOW - 2.0, WIN_WINDOW))
+    add_booked(driver, [{"a": (4.0, 4.0)}])
+    assert (driver.members[0].wins, driver.members[0].games) == (
         (WIN_WINDOW + 2.0) / 2,
         (WIN_WINDOW + 4.0) / 2,
     )
-    # a share whose own window halved: its figures stand
-    league = SimpleNamespace(members=[member("a", 50.0, 100.0)])
-    add_results(league, {"a": (50.0, 100.0)}, {"a": (30.0, 52.0)})
-    assert (league.members[0].wins, league.members[0].games) == (30.0, 52.0)
+    # halves of a batch, both from the driver's (1000, 1990): the first share's figures
+    # stand (halved on it), the second's 20 games go on top; the difference of its halved
+    # figures would have taken back 985 games it never played
+    driver = league_of(("a", 1000.0, 1990.0))
+    first, second = (1010.0 / 2, 2010.0 / 2), (1008.0 / 2, 2010.0 / 2)
+    merge_results(driver, [{"a": first}, {"a": second}], [{"a": (10.0, 20.0)}, {"a": (8.0, 20.0)}])
+    assert (driver.members[0].wins, driver.members[0].games) == (513.0, 1025.0)
+    merge_results(driver, [{"a": (7.0, 9.0)}], [{"a": (7.0, 9.0)}])  # one share: its figures
+    assert (driver.members[0].wins, driver.members[0].games) == (7.0, 9.0)

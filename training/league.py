@@ -103,6 +103,10 @@ class Member:
         spec: The bot preset or ``checkpoint:PATH`` it was made from, if any.
         wins: Recent wins of the learner against it (a moving window).
         games: Recent games of the learner against it.
+        booked_wins: Every win of the learner against it booked in this process, never
+            halved (with ``booked_games``: what a rollout actor's share added, which its
+            halved window cannot tell).
+        booked_games: Every game against it booked in this process.
     """
 
     name: str
@@ -113,6 +117,8 @@ class Member:
     games: float = 0.0
     search: SearchAgent | None = None
     """The search agent of a ``search`` member."""
+    booked_wins: float = 0.0
+    booked_games: float = 0.0
     _bot: tuple = field(default=(None, None), repr=False)
 
     def win_rate(self, parity: float) -> float:
@@ -121,6 +127,8 @@ class Member:
 
     def record(self, won: int, played: int) -> None:
         """Books ``played`` finished games, ``won`` of them won by the learner."""
+        self.booked_wins += won
+        self.booked_games += played
         self.wins += won
         self.games += played
         if self.games > WIN_WINDOW:

@@ -5,8 +5,8 @@ The driver's :class:`~liars_train.league.League` is the one the run saves and ch
 its own games. :class:`LeagueMirror` remembers what the actors hold and sends only what
 changed (:class:`Delta`: members that joined, with their weights, the names of those that
 left, and everyone's PFSP statistics); :func:`apply_delta` replays it on an actor's copy in
-the driver's order, and :func:`merge_results` folds the actors' game results back into the
-driver's statistics.
+the driver's order, and :func:`merge_results` and :func:`add_booked` fold the games the
+actors played back into the driver's statistics.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import torch
 from liars_env.agents.policy import PolicyNet
 from liars_env.agents.registry import make_agent
 from liars_env.rules import RuleSet
-from liars_train.league import WIN_WINDOW, League, Member
+from liars_train.league import League, Member
 
 
 def member_payload(member: Member) -> dict[str, Any]:
@@ -84,10 +84,6 @@ class LeagueMirror:
         self.names = list(members)
         return out
 
-    def stats(self) -> dict[str, tuple[float, float]]:
-        """``name: (wins, games)`` of every member of the driver's league now."""
-        return {m.name: (m.wins, m.games) for m in self.league.members}
-
 
 def apply_delta(league: League, delta: Delta) -> None:
     """Replays ``delta`` on an actor's league: statistics, then joins, then leaves."""
@@ -109,53 +105,60 @@ def league_results(league: League) -> dict[str, tuple[float, float]]:
     return {m.name: (m.wins, m.games) for m in league.members}
 
 
+def league_booked(league: League) -> dict[str, tuple[float, float]]:
+    """``name: (wins, games)`` every game booked in an actor's league so far (never halved).
+
+    The difference of two of these is what a share played in between (:func:`booked_since`).
+    """
+    return {m.name: (m.booked_wins, m.booked_games) for m in league.members}
+
+
+def booked_since(
+    league: League, before: dict[str, tuple[float, float]]
+) -> dict[str, tuple[float, float]]:
+    """``name: (wins, games)`` booked in ``league`` since :func:`league_booked` gave ``before``."""
+    out = {}
+    for name, (wins, games) in league_booked(league).items():
+        wins0, games0 = before.get(name, (0.0, 0.0))
+        if games > games0:
+            out[name] = (wins - wins0, games - games0)
+    return out
+
+
+def add_booked(league: League, booked: list[dict[str, tuple[float, float]]]) -> None:
+    """Books on the driver's ``league`` the games each share played (:func:`booked_since`).
+
+    Through :meth:`~liars_train.league.Member.record`, so the figures are halved past
+    :data:`~liars_train.league.WIN_WINDOW` games as in a run of one process. Members that
+    left the driver's league since are skipped.
+    """
+    members = {m.name: m for m in league.members}
+    for share in booked:
+        for name, (wins, games) in share.items():
+            if name in members:
+                members[name].record(wins, games)
+
+
 def merge_results(
     league: League,
-    before: dict[str, tuple[float, float]],
     results: list[dict[str, tuple[float, float]]],
+    booked: list[dict[str, tuple[float, float]]],
 ) -> None:
-    """Folds the actors' statistics into the driver's ``league``.
+    """Folds the shares of one batch, all started from the driver's figures, into them.
 
-    Each actor started from ``before``; the merged figure is the first actor's plus what
-    every other actor added (so with one actor it is that actor's, exactly).
+    The first share's figures are taken as they stand (so with one share the driver's
+    are that actor's, exactly, as in a run of one process); each other share's games
+    are then booked on top (:func:`add_booked`). The games, not the difference of two
+    figures: a share whose window halved while it played would otherwise take back more
+    than it added.
     """
+    if not results:
+        return
     for member in league.members:
-        name = member.name
-        if name not in before or not results or name not in results[0]:
-            continue
-        wins, games = results[0][name]
-        for other in results[1:]:
-            w, g = other.get(name, before[name])
-            wins += w - before[name][0]
-            games += g - before[name][1]
-        member.wins, member.games = float(wins), float(games)
-
-
-def add_results(
-    league: League,
-    before: dict[str, tuple[float, float]],
-    results: dict[str, tuple[float, float]],
-) -> None:
-    """Adds to the driver's ``league`` what one share played since it started from ``before``.
-
-    For shares that play whole batches in turn (``rollout_split: batches``): the driver's
-    figures took in other shares' results while this one played, so its own are added to
-    them rather than put in their place, and halved as :meth:`Member.record` halves them
-    past :data:`WIN_WINDOW` games. Where the share's own window halved, its figures stand.
-    """
-    for member in league.members:
-        name = member.name
-        if name not in before or name not in results:
-            continue
-        (wins, games), (wins0, games0) = results[name], before[name]
-        if games < games0:  # halved on the share: what it added is not a difference
+        if member.name in results[0]:
+            wins, games = results[0][member.name]
             member.wins, member.games = float(wins), float(games)
-            continue
-        member.wins += wins - wins0
-        member.games += games - games0
-        if member.games > WIN_WINDOW:
-            member.wins *= 0.5
-            member.games *= 0.5
+    add_booked(league, booked[1:])
 
 
 def state_dict_cpu(net: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -64,8 +64,10 @@ from liars_train.distributed.cluster import connect, crowding_note, require_ray
 from liars_train.distributed.league_sync import (
     Delta,
     LeagueMirror,
-    add_results,
+    add_booked,
     apply_delta,
+    booked_since,
+    league_booked,
     league_results,
     member_from_payload,
     merge_results,
@@ -225,10 +227,12 @@ class RolloutWorker:
             carried = generator if index == 0 else None
             if carried is not None:
                 unit.rollout.generator.set_state(carried)
+            booked = league_booked(unit.rollout.league)
             batch = unit.rollout.collect(self.policy, num_steps, teaching)
             out[index] = {
                 "batch": batch,
                 "results": league_results(unit.rollout.league),
+                "booked": booked_since(unit.rollout.league, booked),
                 "generator": None if carried is None else unit.rollout.generator.get_state(),
             }
         return {
@@ -291,7 +295,6 @@ class _Launch:
     num_steps: int
     teaching: float
     generator: torch.Tensor | None
-    before: dict[str, tuple[float, float]]
     playing: list[int]
     seconds: dict[int, float] = field(default_factory=dict)
     cpu_seconds: dict[int, float] = field(default_factory=dict)
@@ -739,7 +742,6 @@ class RemoteRollouts:
             num_steps,
             teaching,
             generator,
-            self.mirror.stats(),
             playing,
         )
 
@@ -783,9 +785,10 @@ class RemoteRollouts:
         ordered = [results[i] for i in launch.playing]
         batch = Batch.join([r["batch"] for r in ordered]).to(self.device)
         if self.whole:  # other shares' results came in since this one started: add to them
-            add_results(self.league, launch.before, ordered[0]["results"])
+            add_booked(self.league, [ordered[0]["booked"]])
         else:
-            merge_results(self.league, launch.before, [r["results"] for r in ordered])
+            results_of, booked = [r["results"] for r in ordered], [r["booked"] for r in ordered]
+            merge_results(self.league, results_of, booked)
         if ordered[0]["generator"] is not None:
             self.generator.set_state(ordered[0]["generator"])
         self.rates, self.cpu_shares = {}, {}
