@@ -276,14 +276,27 @@ def test_whole_batches_in_turn_repeat_and_survive_a_killed_actor(local_ray, tmp_
     # batches in turn, two in flight (a lag of 2 updates); the same seed, the same run
     sets = [f"runs_dir={tmp_path}", *GOLDEN, "workers=2", "rollout_split=batches"]
     sets += ["exploiter_every=0", "teacher=", "eval_every=0", "total_steps=1536"]
+    shown = []
     for name in ("a", "b"):
         trainer = make_trainer(ppo.load_args(None, [*sets, f"run_name={name}"]))
         assert trainer.rollout.lag == 2 and trainer.rollout.shares == [32, 32]
+        learn = trainer._learn
+
+        def learn_and_look(*a, rollout=trainer.rollout, learn=learn, **k):
+            shown.append((rollout.describe(), set(rollout.stats())))
+            return learn(*a, **k)
+
+        trainer._learn = learn_and_look
         trainer.train()
         assert trainer.global_step == 1536 and trainer.update == 6
     assert checkpoint_hashes(tmp_path / "a") == checkpoint_hashes(tmp_path / "b")
-    # each share's results are added to the driver's league
-    assert sum(m.games for m in trainer.league.members) > 0
+    # each share's games are booked on the driver's league, all of them
+    booked = sum(m.booked_games for m in trainer.league.members)
+    assert 0 < sum(m.games for m in trainer.league.members) <= booked
+    # the progress bar and TensorBoard show each actor's rate, from its last batch
+    line, keys = shown[-1]
+    assert re.fullmatch(r"actors: 32g [\d.]+k/s 32g [\d.]+k/s", line), line
+    assert {"actor0_steps_per_second", "actor1_steps_per_second"} <= keys
 
     trainer = make_trainer(ppo.load_args(None, [*sets, "run_name=kill"]))
     _kill_actor_after(trainer, 2)

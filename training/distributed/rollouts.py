@@ -408,7 +408,7 @@ class RemoteRollouts:
         return batch
 
     def stats(self) -> dict[str, float]:
-        """Per-actor decisions per second of the last collection, membership, timings."""
+        """Per-host decisions per second of its last collection, membership, timings."""
         out = {
             (f"actor{i}_steps_per_second" if i != DRIVER else "driver_steps_per_second"): r
             for i, r in self.rates.items()
@@ -791,7 +791,11 @@ class RemoteRollouts:
             merge_results(self.league, results_of, booked)
         if ordered[0]["generator"] is not None:
             self.generator.set_state(ordered[0]["generator"])
-        self.rates, self.cpu_shares = {}, {}
+        if not self.whole:  # (whole batches: each host keeps the rate of its last batch)
+            self.rates, self.cpu_shares = {}, {}
+        hosts = set(self.actors) | ({DRIVER} if self.local_shares else set())
+        for host in set(self.rates) - hosts:  # lost since, or the driver's shares gone
+            del self.rates[host], self.cpu_shares[host]
         for host, held in launch.held.items():
             if host in launch.seconds and launch.seconds[host] > 0:
                 games = sum(self.shares[s] for s in held)
