@@ -440,7 +440,8 @@ can beat every bot and still lose nearly every game to LBR.
    blueprint's best responses from `blueprints/NAME/eval.json`, the same protocol. A
    bot's row against `perudo_2p` is the card's cell seen from the bot's side.
 4. Not measured: the RL best response trains 2M learner decisions per agent and seed
-   (about 10 minutes of a 16-core machine each); not run for this table.
+   (about 4 minutes of this 2-core machine against a blueprint, more against a network,
+   far more against a search); not run for this table.
 5. `perudo_2p` plays Perudo without calza or palifico; a match needs one rule set. A
    blueprint of other rules plays the trained model of its rules instead, as many
    games, named in its cell.
