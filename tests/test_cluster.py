@@ -11,6 +11,7 @@ a node added mid-run brings the run back to ``workers`` actors.
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from test_trainer_golden import GOLDEN
@@ -88,7 +89,8 @@ def test_a_node_lost_mid_run_leaves_a_run_that_finishes(nodes, tmp_path, capsys)
     out = capsys.readouterr().out
     assert trainer.global_step == ppo.last_step(trainer.args) == 1536
     assert "could not be placed again within 3s; 1 of 2 actors left" in out
-    assert "shares moved: actor 0: shares [0, 1] (32 games)" in out
+    # the node lost hosts one actor, whichever Ray placed there: the other takes both shares
+    assert re.search(r"shares moved: actor [01]: shares \[0, 1\] \(32 games\)", out), out
     log = (tmp_path / "lost" / "actors.log").read_text()
     assert "could not be placed again" in log and "shares moved" in log
 
