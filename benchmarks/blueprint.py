@@ -1,15 +1,21 @@
 r"""The blueprint where the truth is known: exact exploitability by what a player remembers.
 
 For each small 2-player game and each setting ``MEMORY:FACES`` (bids remembered, faces
-of the bids before them remembered) or ``MEMORY:FACES:MAX_MEMORY`` (up to ``MAX_MEMORY``
-bids in the rounds within the default budget, as the shipped recipe), CFR+ on every
-round's graph
+of the bids before them remembered), ``MEMORY:FACES:MAX_MEMORY`` (up to ``MAX_MEMORY``
+bids in the rounds within the default budget) or ``MEMORY:FACES:MAX_MEMORY:MAX_BYTES``
+(within that budget), CFR+ on every round's graph
 (:func:`liars_env.solver.last_bid.solve_blueprint`), then the exact exploitability of
 the blueprint agent in the real game (:func:`liars_env.solver.exploit`)::
 
     python benchmarks/blueprint.py --games perudo_1x4 perudo_1x5 perudo_1x6 perudo_2x3 \
         openspiel_1x6 openspiel_2x3 perudo_2x4 --settings 1:0 1:1 2:0 2:1 3:0 4:0 2:0:4 \
         --iterations 400 --out results/blueprint_small.json --markdown results/blueprint_small.md
+
+``--recipe PIPELINE`` adds the setting of a blueprint pipeline (its ``memory``,
+``faces``, ``max_memory`` and ``max_bytes``) and, unless ``--iterations`` is given, its
+iterations: the shipped 5-dice recipe where the truth is known (``python
+benchmarks/blueprint.py --recipe configs/blueprints/perudo_2p.yaml --out
+results/blueprint_recipe.json``).
 
 ``--latency SPEC`` instead times one agent's decisions (``act``) over games against
 itself at 5 dice each (``python benchmarks/blueprint.py --latency
@@ -34,7 +40,7 @@ from typing import Any
 from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
-from liars_env.solver.last_bid import round_graphs, solve_blueprint
+from liars_env.solver.last_bid import MAX_BYTES, round_graphs, solve_blueprint
 
 GAMES: dict[str, tuple[str, int, int]] = {
     "perudo_1x4": ("perudo", 1, 4),
@@ -59,45 +65,80 @@ FULL_DEPTH = {"perudo_1x4": 0.0019, "perudo_1x6": 0.0013, "perudo_2x3": 0.0044}
 """Safe re-solving to the round's end, from docs/search.md's depth table."""
 
 
-Setting = tuple[int, int, int | None]
-"""Bids remembered, faces remembered, and the most bids in a small round (or ``None``)."""
+Setting = tuple[int, int, int | None, int | None]
+"""Bids remembered, faces remembered, the most bids in a small round (or ``None``), and
+the budget of such a round in bytes (``None``: the default)."""
 
 
 def _setting(text: str) -> Setting:
     parts = text.split(":")
     try:
-        if not 1 <= len(parts) <= 3:
+        if not 1 <= len(parts) <= 4:
             raise ValueError
         memory, faces = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
-        return memory, faces, int(parts[2]) if len(parts) > 2 else None
+        most = int(parts[2]) if len(parts) > 2 else None
+        budget = int(parts[3]) if len(parts) > 3 else None
+        if memory < 1 or faces < 0 or (most is not None and most < memory):
+            raise ValueError
+        if budget is not None and budget < 1:
+            raise ValueError
+        return memory, faces, most, budget
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"a setting is MEMORY:FACES or MEMORY:FACES:MAX_MEMORY, got {text!r}"
+            "a setting is MEMORY:FACES, MEMORY:FACES:MAX_MEMORY or "
+            f"MEMORY:FACES:MAX_MEMORY:MAX_BYTES (MEMORY >= 1, MAX_MEMORY >= MEMORY, "
+            f"MAX_BYTES >= 1), got {text!r}"
         ) from None
 
 
+def recipe(path: str) -> tuple[Setting, int]:
+    """The setting and iterations of the blueprint stage of pipeline file ``path``.
+
+    Raises:
+        ValueError: The file has no stage of kind ``blueprint``.
+    """
+    import yaml
+
+    spec = yaml.safe_load(Path(path).read_text())
+    stages = spec.get("stages", {}) if isinstance(spec, dict) else {}
+    for stage in stages.values():
+        if isinstance(stage, dict) and isinstance(stage.get("blueprint"), dict):
+            b = stage["blueprint"]
+            setting = (b.get("memory", 1), b.get("faces", 0), b.get("max_memory"))
+            return (*setting, b.get("max_bytes")), b.get("iterations", 400)
+    raise ValueError(f"{path}: no stage of kind 'blueprint' (a blueprint pipeline expected)")
+
+
 def setting_key(setting: Setting) -> str:
-    """The setting's key in the JSON (``2:0``, or ``2:0:4`` with a longest memory)."""
-    memory, faces, most = setting
-    return f"{memory}:{faces}" if most is None else f"{memory}:{faces}:{most}"
+    """The setting's key in the JSON.
+
+    ``2:0``, ``2:0:4`` with a longest memory, ``2:0:4:500000000`` with a budget of its own.
+    """
+    return ":".join(str(part) for part in setting if part is not None)
 
 
 def setting_label(setting: Setting) -> str:
     """The setting's column head."""
-    memory, faces, most = setting
-    held = f"memory {memory}" if most is None else f"memory {memory}-{most} (budget)"
+    memory, faces, most, budget = setting
+    if most is None:
+        held = f"memory {memory}"
+    elif budget is None:
+        held = f"memory {memory}-{most} (budget)"
+    else:
+        held = f"memory {memory}-{most} (budget {budget / 1e9:g} GB)"
     return f"{held}, faces {faces}"
 
 
 def measure(game: str, setting: Setting, iterations: int) -> dict[str, Any]:
     """One cell: the blueprint's exact exploitability, its size and its solve's time."""
-    memory, faces, most = setting
+    memory, faces, most, budget = setting
     preset, dice, num_faces = GAMES[game]
     rules = RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=num_faces)
-    blueprint = solve_blueprint(rules, iterations, memory=memory, faces=faces, max_memory=most)
+    size = {"max_memory": most, "max_bytes": MAX_BYTES if budget is None else budget}
+    blueprint = solve_blueprint(rules, iterations, memory=memory, faces=faces, **size)
     began = time.perf_counter()
     result = exploit(BlueprintAgent(blueprint), rules)
-    _, graphs = round_graphs(rules, memory, faces, most)
+    _, graphs = round_graphs(rules, memory, faces, **size)
     return {
         "exploitability": result.exploitability,
         "nodes": int(sum(len(g.actor) for g in graphs.values())),
@@ -158,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     parser.add_argument(
-        "--settings", nargs="+", type=_setting, default=[(1, 0, None), (1, 1, None)]
+        "--settings", nargs="+", type=_setting, default=None, help="default: 1:0 1:1"
     )
-    parser.add_argument("--iterations", type=int, default=400)
+    parser.add_argument(
+        "--recipe", metavar="PIPELINE", help="add this blueprint pipeline's setting"
+    )
+    parser.add_argument("--iterations", type=int, help="CFR+ iterations a round (400)")
     parser.add_argument("--out", required=True, help="JSON of the cells (resumed)")
     parser.add_argument("--markdown", help="also write the table here")
     parser.add_argument("--latency", metavar="SPEC", help="time this agent's decisions instead")
@@ -173,13 +217,23 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps(result))
         return 0
+    settings, iterations = ns.settings, ns.iterations
+    if ns.recipe:
+        try:
+            setting, iterations_of_recipe = recipe(ns.recipe)
+        except (OSError, ValueError) as err:
+            parser.error(str(err))
+        settings = [*(settings or []), setting]
+        iterations = iterations or iterations_of_recipe
+    settings = settings or [(1, 0, None, None), (1, 1, None, None)]
+    iterations = iterations or 400
     data = json.loads(out.read_text()) if out.exists() else {}
     for game in ns.games:
-        for setting in ns.settings:
+        for setting in settings:
             row, key = data.setdefault(game, {}), setting_key(setting)
             cell = row.get(key)
-            if cell is None or cell["iterations"] != ns.iterations:
-                row[key] = cell = measure(game, setting, ns.iterations)
+            if cell is None or cell["iterations"] != iterations:
+                row[key] = cell = measure(game, setting, iterations)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 tmp = out.with_suffix(".tmp")
                 tmp.write_text(json.dumps(data, indent=1) + "\n")
@@ -190,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{cell['solve_seconds']} s)",
                 flush=True,
             )
-    table = markdown({g: data[g] for g in ns.games if g in data}, ns.settings)
+    table = markdown({g: data[g] for g in ns.games if g in data}, settings)
     print(table)
     if ns.markdown:
         Path(ns.markdown).write_text(table)

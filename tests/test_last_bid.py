@@ -4,6 +4,7 @@ where the truth is known, files, resuming, the agent spec."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -320,12 +321,47 @@ def test_the_blueprint_spec_solves_once_then_reads_the_cache(tmp_path, monkeypat
     rules = SMALL["perudo 1x3"]
     first = make_agent("blueprint", rules, seed=0)
     (cached,) = tmp_path.glob("blueprint-*.npz")
-    assert (first.blueprint.memory, first.blueprint.faces) == (2, 0)  # the shipped recipe
+    shipped = (first.blueprint.memory, first.blueprint.faces, first.blueprint.max_memory)
+    assert shipped == (2, 0, 4)  # the shipped recipe
     again = make_agent("blueprint", rules, seed=0)
     assert again.blueprint.values == pytest.approx(first.blueprint.values)
     assert again.blueprint.seconds == first.blueprint.seconds  # read, not solved
     cached.write_bytes(b"damaged")
     assert make_agent("blueprint", rules).blueprint.values == pytest.approx(first.blueprint.values)
+
+
+def test_the_default_recipe_is_the_shipped_pipelines():
+    """``blueprint`` with no path solves what ``configs/blueprints/perudo_2p.yaml`` does."""
+    import yaml
+
+    from liars_env.solver.cache import RECIPE
+
+    root = Path(__file__).resolve().parents[1]
+    spec = yaml.safe_load((root / "configs/blueprints/perudo_2p.yaml").read_text())
+    (stage,) = spec["stages"].values()
+    recipe = dict(stage["blueprint"])
+    assert (recipe.pop("rules"), recipe.pop("players")) == ("perudo", 2)
+    assert recipe == RECIPE
+
+
+@pytest.mark.parametrize(
+    ("preset", "dice", "faces", "memory_2"),
+    [("openspiel_liars_dice", 1, 6, 0.0711), ("perudo", 2, 3, 0.0307)],
+)
+def test_the_shipped_recipe_is_within_001_of_equilibrium_where_the_truth_is_known(
+    preset, dice, faces, memory_2
+):
+    """Issue #56's target for the method that plays 5 dice: exact exploitability <= 0.01
+    on the small games (ReBeL: 0.024 on OpenSpiel's 1x6, 0.017 on 2x3). Remembering only
+    2 bids, as the recipe does at 5 dice, misses it on these two."""
+    from liars_env.solver.cache import RECIPE
+
+    rules = RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=faces)
+    shipped = exploit(BlueprintAgent(solve_blueprint(rules, **RECIPE)), rules).exploitability
+    assert shipped <= 0.01
+    two = {**RECIPE, "max_memory": None}
+    forgetful = exploit(BlueprintAgent(solve_blueprint(rules, **two)), rules).exploitability
+    assert forgetful == pytest.approx(memory_2, abs=5e-4) and forgetful > 0.01
 
 
 def test_the_benchmark_writes_its_cells_and_resumes(tmp_path, capsys):
@@ -348,7 +384,23 @@ def test_the_benchmark_writes_its_cells_and_resumes(tmp_path, capsys):
     assert row["1:0:4"]["exploitability"] == pytest.approx(row["4:0"]["exploitability"])
     assert row["1:0:4"]["exploitability"] < cell["exploitability"]
     assert "memory 1-4 (budget), faces 0" in md.read_text()
+    for bad in ("1:0:4:2:1", "2:0:1", "1:0:4:0", "0:0"):
+        with pytest.raises(SystemExit):
+            bench.main([*argv[:2], "--settings", bad, "--out", str(out)])
+    # a pipeline's recipe: its setting (a budget of its own) and its iterations
+    pipe = tmp_path / "recipe.yaml"
+    pipe.write_text(
+        "pipeline: p\nresult: solve\nstages:\n  solve:\n    blueprint:\n      rules: perudo\n"
+        "      players: 2\n      iterations: 100\n      memory: 1\n      max_memory: 4\n"
+        "      max_bytes: 1000\n"
+    )
+    assert bench.main([*argv[:2], "--recipe", str(pipe), "--out", str(out)]) == 0
+    budgeted = json.loads(out.read_text())["perudo_1x4"]["1:0:4:1000"]
+    assert budgeted["iterations"] == 100  # the recipe's
+    # 1,000 bytes hold no round that remembers more: the cell of memory 1
+    assert budgeted["exploitability"] == pytest.approx(cell["exploitability"])
+    pipe.write_text("pipeline: p\nresult: train\nstages:\n  train:\n    config: x.yaml\n")
     with pytest.raises(SystemExit):
-        bench.main([*argv[:2], "--settings", "1:0:4:2", "--out", str(out)])
+        bench.main([*argv[:2], "--recipe", str(pipe), "--out", str(out)])
     assert bench.main(["--latency", "random", "--latency-games", "2", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["median_seconds"] < 0.1

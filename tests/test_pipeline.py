@@ -385,6 +385,7 @@ def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
         spec.get("iterations", 400),
     )
     assert card.get("max_memory") == spec.get("max_memory")
+    assert card.get("max_bytes") == spec.get("max_bytes")
     assert card.get("tolerance") == spec.get("tolerance")  # calza's fixed point
     command = f"liars-train --pipeline configs/blueprints/{path.name} --out blueprints/{path.stem}"
     assert command in (ROOT / "blueprints" / path.stem / "card.md").read_text()

@@ -73,20 +73,33 @@ def blueprint_path(
     return cache_dir() / f"blueprint-{digest}.npz"
 
 
+RECIPE: dict[str, Any] = {
+    "iterations": 100,
+    "memory": 2,
+    "faces": 0,
+    "max_memory": 4,
+    "max_bytes": 500_000_000,
+}
+"""The shipped blueprint's recipe (``configs/blueprints/perudo_2p.yaml``): 100 CFR+
+iterations a round, the last 2 bids remembered, and up to 4 where a round's solver fits
+0.5 GB (at 2 × 5 dice: 3 bids in the rounds of 5 dice, 4 in those of 4 or fewer; every
+round of the 1- and 2-dice games)."""
+
+
 def cached_blueprint(
     rules: RuleSet,
-    iterations: int = 100,
-    memory: int = 2,
-    faces: int = 0,
+    iterations: int = RECIPE["iterations"],
+    memory: int = RECIPE["memory"],
+    faces: int = RECIPE["faces"],
     log=None,
-    max_memory: int | None = None,
-    max_bytes: int = MAX_BYTES,
+    max_memory: int | None = RECIPE["max_memory"],
+    max_bytes: int = RECIPE["max_bytes"],
 ) -> Blueprint:
     """The cached blueprint of ``rules``, else a new one (then cached, atomically).
 
-    The defaults are the shipped blueprint's recipe (``configs/blueprints/``). A new one
-    keeps each solved round under the cache folder as it goes, so an interrupted solve
-    resumes (:func:`~liars_env.solver.last_bid.solve_blueprint`).
+    The defaults are the shipped blueprint's recipe (:data:`RECIPE`). A new one keeps
+    each solved round under the cache folder as it goes, so an interrupted solve resumes
+    (:func:`~liars_env.solver.last_bid.solve_blueprint`).
     """
     path = blueprint_path(rules, iterations, memory, faces, max_memory, max_bytes)
     if path.exists():
