@@ -451,7 +451,7 @@ def render_card(ev: dict) -> str:
             "single league run; it does not reach this model's strength yet."
         )
     else:
-        recipe = "No one-run recipe exists for this rule set and table yet."
+        recipe = "No single run reaches this model's strength yet: its pipeline is the recipe."
     out = [
         GENERATED,
         f"# {name}",
