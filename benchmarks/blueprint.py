@@ -92,21 +92,20 @@ def _setting(text: str) -> Setting:
 
 
 def recipe(path: str) -> tuple[Setting, int]:
-    """The setting and iterations of the blueprint stage of pipeline file ``path``.
+    """The setting and iterations of the result stage of blueprint pipeline ``path``.
 
     Raises:
-        ValueError: The file has no stage of kind ``blueprint``.
+        ValueError: The file is no valid pipeline, or its result is not a blueprint.
     """
-    import yaml
+    from liars_train.pipeline import load_pipeline
 
-    spec = yaml.safe_load(Path(path).read_text())
-    stages = spec.get("stages", {}) if isinstance(spec, dict) else {}
-    for stage in stages.values():
-        if isinstance(stage, dict) and isinstance(stage.get("blueprint"), dict):
-            b = stage["blueprint"]
-            setting = (b.get("memory", 1), b.get("faces", 0), b.get("max_memory"))
-            return (*setting, b.get("max_bytes")), b.get("iterations", 400)
-    raise ValueError(f"{path}: no stage of kind 'blueprint' (a blueprint pipeline expected)")
+    built = load_pipeline(path)
+    result = built.stage(built.result)
+    if result.kind != "blueprint":
+        raise ValueError(f"{path}: its result stage is a {result.kind!r}, not a 'blueprint'")
+    b = result.spec
+    setting = (b.get("memory", 1), b.get("faces", 0), b.get("max_memory"), b.get("max_bytes"))
+    return setting, b.get("iterations", 400)
 
 
 def setting_key(setting: Setting) -> str:
