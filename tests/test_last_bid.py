@@ -3,6 +3,7 @@ where the truth is known, files, resuming, the agent spec."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,16 +19,18 @@ from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
 from liars_env.solver.best_response import policy_values
 from liars_env.solver.exploitability import AgentTables
-from liars_env.solver.graph import round_states, start_state
+from liars_env.solver.graph import RoundState, hands_of, round_states, start_state
 from liars_env.solver.last_bid import (
     AbstractRound,
     Blueprint,
+    _one_byte,
     bid_faces,
     budgeted_round,
     node_bound,
     remembered,
     round_graphs,
     solve_blueprint,
+    unreached_cells,
 )
 
 SMALL = {
@@ -243,12 +246,18 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
     path = blueprint.save(tmp_path / "bp.npz")
     loaded = Blueprint.load(path, SMALL["palifico 2x2"])
     assert loaded.values == blueprint.values and loaded.start == blueprint.start
+    game = LiarsDiceGame(SMALL["palifico 2x2"])
     for key, plays in blueprint.rounds.items():
+        graph = AbstractRound.build(game, key, blueprint.memory_of(key), blueprint.faces)
+        unreached = unreached_cells(graph, [p.probs for p in plays])
         for role in (0, 1):
-            # one byte per probability (a quarter of the memory): steps of 1/255
+            # one byte per probability (a quarter of the memory): steps of 1/255, and 0
+            # where the role's own play never goes
             read = loaded.rounds[key][role].probs
             assert read.dtype == np.uint8
-            assert np.allclose(read / 255.0, plays[role].probs, atol=0.0021)
+            kept = ~unreached[role]
+            assert np.allclose(read[kept] / 255.0, plays[role].probs[kept], atol=0.0021)
+            assert (read[unreached[role]] == 0).all()
             assert (loaded.rounds[key][role].action == plays[role].action).all()
     again = Blueprint.load(loaded.save(tmp_path / "again.npz"))  # saved as read
     for key, plays in loaded.rounds.items():
@@ -259,6 +268,77 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
     bad.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable blueprint"):
         Blueprint.load(bad)
+
+
+def _every_cell_in_one_byte(blueprint: Blueprint) -> Blueprint:
+    """The blueprint as a file holds it, but with every cell kept (no pruning)."""
+    rounds = {
+        key: [dataclasses.replace(p, probs=_one_byte(p.probs), _index={}) for p in plays]
+        for key, plays in blueprint.rounds.items()
+    }
+    return dataclasses.replace(blueprint, rounds=rounds, _hands={}, _face_of=None)
+
+
+def test_the_cells_a_file_leaves_out_change_no_play_where_the_truth_is_known(tmp_path):
+    """A file keeps no strategy where the role's own play never goes: the same exact
+    exploitability as every cell in one byte, to the last digit, though a quarter of
+    the cells are gone; a hand queried there plays uniformly."""
+    rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)
+    blueprint = solve_blueprint(rules, iterations=60, memory=2, max_memory=4)
+    loaded = Blueprint.load(blueprint.save(tmp_path / "bp.npz"), rules)
+    every = _every_cell_in_one_byte(blueprint)
+    gone = sum(
+        int((p.probs == 0).sum() - (q.probs == 0).sum())
+        for k in every.rounds
+        for p, q in zip(loaded.rounds[k], every.rounds[k], strict=True)
+    )
+    cells = sum(p.probs.size for plays in every.rounds.values() for p in plays)
+    assert gone > cells // 5
+    full = exploit(BlueprintAgent(every), rules).exploitability
+    assert exploit(BlueprintAgent(loaded), rules).exploitability == pytest.approx(full, abs=1e-12)
+    # a hand at a node its own play never reaches: uniform over the node's actions
+    key, role = next(
+        (k, r)
+        for k, plays in loaded.rounds.items()
+        for r in (0, 1)
+        if (plays[r].probs != every.rounds[k][r].probs).any()
+    )
+    play = loaded.rounds[key][role]
+    edge, h = map(int, np.argwhere(play.probs != every.rounds[key][role].probs)[0])
+    n = int(np.searchsorted(play.first, edge, side="right") - 1)
+    lo, hi = play.first[n], play.first[n + 1]
+    assert (play.probs[lo:hi, h] == 0).all()
+    dice = (key.opener_dice, key.responder_dice)[role]
+    hand = hands_of(dice, rules.faces)[0][h]
+    bids = [int(b) for b in play.keys[n] if b >= 0]  # a memory as long as these bids
+    num_actions = LiarsDiceGame(rules).codec.num_actions
+    probs = loaded.probabilities(key, role, bids, hand, num_actions)
+    assert np.allclose(probs[play.action[lo:hi]], 1 / (hi - lo)) and probs.sum() == pytest.approx(1)
+
+
+def test_files_of_the_zip_format_still_load(tmp_path, blueprints):
+    """Files written before the xz format (zip's deflate, every cell) still read."""
+    blueprint = blueprints["perudo 1x3"]
+    every = _every_cell_in_one_byte(blueprint)
+    meta = json.loads(str(np.load(blueprint.save(tmp_path / "new.npz"))["meta"]))
+    del meta["format"]
+    arrays = {"meta": np.array(json.dumps(meta))}
+    for i, key in enumerate(meta["keys"]):
+        for role, play in enumerate(every.rounds[RoundState(*key)]):
+            for name in ("keys", "first", "action", "probs"):
+                arrays[f"{i}_{role}_{name}"] = getattr(play, name)
+    np.savez_compressed(tmp_path / "old.npz", **arrays)
+    old = Blueprint.load(tmp_path / "old.npz", SMALL["perudo 1x3"])
+    for key, plays in every.rounds.items():
+        assert all((old.rounds[key][r].probs == plays[r].probs).all() for r in (0, 1))
+    arrays["meta"] = np.array(json.dumps({**meta, "format": "zstd"}))
+    np.savez(tmp_path / "odd.npz", **arrays)
+    with pytest.raises(ValueError, match="format 'zstd', expected one of"):
+        Blueprint.load(tmp_path / "odd.npz")
+    del arrays["0_0_probs"], arrays["meta"]
+    np.savez(tmp_path / "short.npz", meta=np.array(json.dumps(meta)), **arrays)
+    with pytest.raises(ValueError, match="not a readable blueprint file: no '0_0_probs'"):
+        Blueprint.load(tmp_path / "short.npz")
 
 
 def test_an_interrupted_solve_resumes_from_its_finished_rounds(tmp_path):
@@ -404,3 +484,24 @@ def test_the_benchmark_writes_its_cells_and_resumes(tmp_path, capsys):
         bench.main([*argv[:2], "--recipe", str(pipe), "--out", str(out)])
     assert bench.main(["--latency", "random", "--latency-games", "2", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["median_seconds"] < 0.1
+
+
+def test_packed_arrays_round_trip_and_refuse_damage():
+    from liars_env.solver.packed import LAYOUT, pack, unpack
+
+    arrays = {"probs": np.arange(600, dtype=np.uint8).reshape(20, 30), "first": np.arange(5)}
+    packed = pack(arrays)
+    assert all(packed[name].dtype == np.uint8 for name in arrays)
+    back = unpack(packed)
+    assert all((back[n] == arrays[n]).all() and back[n].dtype == arrays[n].dtype for n in arrays)
+    assert list(unpack(packed, ["first"])) == ["first"]
+    with pytest.raises(ValueError, match="expected a numeric array"):
+        pack({"x": np.array([object()])})
+    with pytest.raises(ValueError, match="not packed arrays"):
+        unpack({"probs": packed["probs"]})
+    with pytest.raises(ValueError, match="no packed array 'nope'"):
+        unpack(packed, ["nope"])
+    damaged = {**packed, "probs": packed["probs"][:-7]}
+    with pytest.raises(ValueError, match="packed array 'probs' is damaged"):
+        unpack(damaged)
+    assert LAYOUT in packed
