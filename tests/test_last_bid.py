@@ -268,6 +268,12 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
     bad.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable blueprint"):
         Blueprint.load(bad)
+    with np.load(path) as data:  # one packed array cut short
+        arrays = {name: data[name] for name in data.files}
+    arrays["0_0_probs"] = arrays["0_0_probs"][:-5]
+    np.savez(bad, **arrays)
+    with pytest.raises(ValueError, match="not a readable blueprint file: packed array '0_0_probs'"):
+        Blueprint.load(bad)
 
 
 def _every_cell_in_one_byte(blueprint: Blueprint) -> Blueprint:
@@ -505,3 +511,27 @@ def test_packed_arrays_round_trip_and_refuse_damage():
     with pytest.raises(ValueError, match="packed array 'probs' is damaged"):
         unpack(damaged)
     assert LAYOUT in packed
+
+
+def test_the_file_benchmark_measures_sizes_and_what_coarser_steps_cost(tmp_path, blueprints):
+    from helpers import load_script
+
+    bench = load_script("benchmarks/blueprint_file.py")
+    table = blueprints["palifico 2x2"].save(tmp_path / "bp.npz")
+    out = tmp_path / "file.json"
+    argv = ["--table", str(table), "--games", "perudo_1x6", "--out", str(out)]
+    assert bench.main([*argv, "--encodings", "1/255", "1/63", "1/255, min 2%"]) == 0
+    data = json.loads(out.read_text())
+    sizes = data["table"]["bytes"]
+    assert sizes["1/255"] == pytest.approx(table.stat().st_size, rel=0.05)
+    assert sizes["1/63"] < sizes["1/255"]
+    row = data["games"]["perudo_1x6"]
+    # one byte a probability is what save writes: the figure of the solve, near enough
+    assert row["1/255"] == pytest.approx(row["in memory"], abs=5e-4)
+    assert row["1/63"] != row["1/255"] and row["1/255, min 2%"] != row["1/255"]
+    coarse = bench.encoded(blueprints["perudo 1x3"], 63, 0.0)
+    assert all(p.probs.max() <= 63 for plays in coarse.rounds.values() for p in plays)
+    with pytest.raises(SystemExit):
+        bench.main(["--out", str(out)])  # nothing to measure
+    with pytest.raises(SystemExit):
+        bench.main(["--table", str(tmp_path / "missing.npz"), "--out", str(out)])

@@ -652,7 +652,7 @@ class Blueprint:
 
         No pickles. Each probability in one byte, a multiple of 1/255 (those under
         1/510 become 0; each node's are renormalized when read). A hand's probabilities
-        at a node that its own play (so rounded) never reaches are not kept
+        at a node that its own play, so rounded, never reaches are not kept
         (:func:`unreached_cells`: about half of the cells of the rounds with few dice):
         it plays the same wherever it can be. The probabilities are laid out hand by
         hand and packed with xz (:mod:`~liars_env.solver.packed`): the ``perudo_2p``
@@ -723,7 +723,10 @@ class Blueprint:
             if form not in FILE_FORMATS:
                 raise ValueError(f"{path}: format {form!r}, expected one of {FILE_FORMATS}")
             if form == "xz":
-                arrays = unpack(data)
+                try:
+                    arrays = unpack(data)
+                except ValueError as err:
+                    raise ValueError(f"{path} is not a readable blueprint file: {err}") from err
                 for name in [n for n in arrays if n.endswith("_probs")]:
                     arrays[name] = np.ascontiguousarray(arrays[name].T)  # [edge, hand]
             else:

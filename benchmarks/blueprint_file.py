@@ -1,0 +1,139 @@
+r"""What a blueprint's file costs: its size, and the exact exploitability of coarser encodings.
+
+A blueprint file (:meth:`liars_env.solver.last_bid.Blueprint.save`) keeps each
+probability in steps of 1/255, leaves out the cells a player's own play never reaches
+and packs the rest with xz. This measures what coarser encodings would save and cost:
+
+* ``--table FILE``: the size of that blueprint's file under each encoding (each is saved
+  to a temporary file, about 50 s at 5 dice);
+* ``--games ...``: the shipped recipe (:data:`liars_env.solver.cache.RECIPE`) solved on
+  each small game, then its exact exploitability (:func:`liars_env.solver.exploit`) as
+  read back from a file of each encoding.
+
+::
+
+    python benchmarks/blueprint_file.py --table blueprints/perudo_2p/blueprint.npz \
+        --games perudo_1x6 perudo_2x3 openspiel_1x6 openspiel_2x3 \
+        --out results/blueprint_file.json
+
+Encodings: ``1/255`` (what ``save`` writes), ``1/127`` and ``1/63`` (coarser steps), and
+``1/255, min 1%`` / ``min 2%`` (probabilities under 1% or 2% of a node set to 0, the
+likeliest action kept, the rest renormalized: thresholding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from liars_env.rules import RuleSet
+from liars_env.solver import exploit
+from liars_env.solver.agent import BlueprintAgent
+from liars_env.solver.cache import RECIPE
+from liars_env.solver.last_bid import Blueprint, solve_blueprint
+
+GAMES: dict[str, tuple[str, int, int]] = {
+    "perudo_1x6": ("perudo", 1, 6),
+    "perudo_2x3": ("perudo", 2, 3),
+    "perudo_2x4": ("perudo", 2, 4),
+    "openspiel_1x6": ("openspiel_liars_dice", 1, 6),
+    "openspiel_2x3": ("openspiel_liars_dice", 2, 3),
+}
+"""Small 2-player games: name → (preset, dice per player, faces)."""
+
+ENCODINGS: dict[str, tuple[int, float]] = {
+    "1/255": (255, 0.0),
+    "1/127": (127, 0.0),
+    "1/63": (63, 0.0),
+    "1/255, min 1%": (255, 0.01),
+    "1/255, min 2%": (255, 0.02),
+}
+"""Encoding → (steps of a probability, the smallest probability kept)."""
+
+
+def encoded(blueprint: Blueprint, steps: int, floor: float) -> Blueprint:
+    """``blueprint`` with each probability in steps of ``1/steps`` (``uint8``).
+
+    Each node's probabilities for a hand are normalized, those under ``floor`` set to 0
+    (the likeliest kept) and renormalized, then rounded to the nearest step.
+    """
+    rounds = {}
+    for key, plays in blueprint.rounds.items():
+        new = []
+        for play in plays:
+            node = np.repeat(np.arange(len(play.first) - 1), np.diff(play.first))
+            p = _normalized(play.probs.astype(np.float64), node)
+            if floor:
+                top = np.zeros((len(play.first) - 1, p.shape[1]))
+                np.maximum.at(top, node, p)
+                p = _normalized(np.where((p >= floor) | (p >= top[node]), p, 0.0), node)
+            probs = np.round(p * steps).astype(np.uint8)
+            new.append(dataclasses.replace(play, probs=probs, _index={}))
+        rounds[key] = new
+    return dataclasses.replace(blueprint, rounds=rounds, _hands={}, _face_of=None)
+
+
+def _normalized(p: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """``p[edge, hand]`` divided by its node's sum for each hand."""
+    total = np.zeros((int(node.max()) + 1, p.shape[1]))
+    np.add.at(total, node, p)
+    return p / np.where(total > 0, total, 1.0)[node]
+
+
+def saved(blueprint: Blueprint) -> tuple[Blueprint, int]:
+    """``blueprint`` written and read back, and its file's size in bytes."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = blueprint.save(Path(folder) / "blueprint.npz")
+        return Blueprint.load(path), path.stat().st_size
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", help="a blueprint file: its size under each encoding")
+    parser.add_argument("--games", nargs="*", default=[], choices=list(GAMES))
+    parser.add_argument("--encodings", nargs="+", default=list(ENCODINGS), choices=list(ENCODINGS))
+    parser.add_argument("--out", required=True, help="JSON of the figures")
+    ns = parser.parse_args(argv)
+    if not ns.table and not ns.games:
+        parser.error("nothing to measure: give --table FILE, --games GAME ..., or both")
+    data: dict = {"encodings": {e: list(ENCODINGS[e]) for e in ns.encodings}, "recipe": RECIPE}
+    if ns.table:
+        try:
+            table = Blueprint.load(ns.table)
+        except ValueError as err:
+            parser.error(str(err))
+        data["table"] = {"file": ns.table, "bytes": {}}
+        for name in ns.encodings:
+            _, size = saved(encoded(table, *ENCODINGS[name]))
+            data["table"]["bytes"][name] = size
+            print(f"{ns.table} {name}: {size / 1e6:.2f} MB", flush=True)
+    data["games"] = {}
+    for game in ns.games:
+        preset, dice, faces = GAMES[game]
+        rules = RuleSet.preset(preset, num_players=2, dice_per_player=dice, faces=faces)
+        solved = solve_blueprint(rules, **RECIPE)
+        row = data["games"][game] = {
+            "in memory": exploit(BlueprintAgent(solved), rules).exploitability
+        }
+        for name in ns.encodings:
+            read, _ = saved(encoded(solved, *ENCODINGS[name]))
+            row[name] = exploit(BlueprintAgent(read), rules).exploitability
+        print(game, "  ".join(f"{k}: {v:.4f}" for k, v in row.items()), flush=True)
+    out = Path(ns.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
