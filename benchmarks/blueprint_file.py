@@ -36,6 +36,7 @@ import numpy as np
 from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
+from liars_env.solver.blueprint_file import node_normalized
 from liars_env.solver.cache import RECIPE
 from liars_env.solver.last_bid import Blueprint, solve_blueprint
 
@@ -69,22 +70,16 @@ def encoded(blueprint: Blueprint, steps: int, floor: float) -> Blueprint:
         new = []
         for play in plays:
             node = np.repeat(np.arange(len(play.first) - 1), np.diff(play.first))
-            p = _normalized(play.probs.astype(np.float64), node)
+            p = node_normalized(play.probs, node, len(play.first) - 1)
             if floor:
                 top = np.zeros((len(play.first) - 1, p.shape[1]))
                 np.maximum.at(top, node, p)
-                p = _normalized(np.where((p >= floor) | (p >= top[node]), p, 0.0), node)
+                kept = np.where((p >= floor) | (p >= top[node]), p, 0.0)
+                p = node_normalized(kept, node, len(play.first) - 1)
             probs = np.round(p * steps).astype(np.uint8)
             new.append(dataclasses.replace(play, probs=probs, _index={}))
         rounds[key] = new
     return dataclasses.replace(blueprint, rounds=rounds, _hands={}, _face_of=None)
-
-
-def _normalized(p: np.ndarray, node: np.ndarray) -> np.ndarray:
-    """``p[edge, hand]`` divided by its node's sum for each hand."""
-    total = np.zeros((int(node.max()) + 1, p.shape[1]))
-    np.add.at(total, node, p)
-    return p / np.where(total > 0, total, 1.0)[node]
 
 
 def saved(blueprint: Blueprint) -> tuple[Blueprint, int]:

@@ -18,12 +18,12 @@ from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
 from liars_env.solver.best_response import policy_values
+from liars_env.solver.blueprint_file import one_byte
 from liars_env.solver.exploitability import AgentTables
 from liars_env.solver.graph import RoundState, hands_of, round_states, start_state
 from liars_env.solver.last_bid import (
     AbstractRound,
     Blueprint,
-    _one_byte,
     bid_faces,
     budgeted_round,
     node_bound,
@@ -279,7 +279,7 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
 def _every_cell_in_one_byte(blueprint: Blueprint) -> Blueprint:
     """The blueprint as a file holds it, but with every cell kept (no pruning)."""
     rounds = {
-        key: [dataclasses.replace(p, probs=_one_byte(p.probs), _index={}) for p in plays]
+        key: [dataclasses.replace(p, probs=one_byte(p.probs), _index={}) for p in plays]
         for key, plays in blueprint.rounds.items()
     }
     return dataclasses.replace(blueprint, rounds=rounds, _hands={}, _face_of=None)

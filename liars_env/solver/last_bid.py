@@ -54,6 +54,12 @@ import numpy as np
 from liars_env.engine import LiarsDiceGame
 from liars_env.rules import RuleSet
 from liars_env.solver.best_response import _sweep, opener_payoff
+from liars_env.solver.blueprint_file import (
+    node_normalized,
+    one_byte,
+    read_blueprint_file,
+    write_blueprint_file,
+)
 from liars_env.solver.graph import (
     RoundState,
     RoundTree,
@@ -61,7 +67,6 @@ from liars_env.solver.graph import (
     hands_of,
     reachable_rounds,
 )
-from liars_env.solver.packed import pack, unpack
 from liars_env.solver.solution import write_npz
 
 try:  # numba is a dependency of the package; plain Python runs the same loops (slowly)
@@ -511,13 +516,6 @@ BLUEPRINT_VERSION = 2
 """Bumped when the blueprint's solve changes: files, cached blueprints and kept rounds of
 another version are refused (solved again)."""
 
-FILE_FORMATS = ("npz", "xz")
-"""How a blueprint file stores its arrays (its ``format``; files before it have none and
-are ``npz``): ``npz``, zip's deflate, each probability ``[edge, hand]``, every cell;
-``xz`` (:mod:`~liars_env.solver.packed`, what :meth:`Blueprint.save` writes), each
-probability ``[hand, edge]`` with the cells its own play never reaches set to 0
-(:func:`unreached_cells`): half the size, the same play."""
-
 
 @dataclass
 class RolePlay:
@@ -617,8 +615,8 @@ class Blueprint:
             num_actions: The length of the distribution.
 
         A hand that the blueprint's own play never brings to this node (its file holds
-        no strategy there, :func:`unreached_cells`) gets the uniform distribution over
-        the node's actions.
+        no strategy there: :func:`unreached_cells`)
+        gets the uniform distribution over the node's actions.
 
         Raises:
             ValueError: for a round or a bid sequence the blueprint does not hold.
@@ -655,16 +653,14 @@ class Blueprint:
         at a node that its own play, so rounded, never reaches are not kept
         (:func:`unreached_cells`: about half of the cells of the rounds with few dice):
         it plays the same wherever it can be. The probabilities are laid out hand by
-        hand and packed with xz (:mod:`~liars_env.solver.packed`): the ``perudo_2p``
-        blueprint takes 7.1 MB, against 13.8 MB with every cell in zip's deflate (the
-        format before; still read). A solve's own files (``resume``) keep float32.
+        hand and packed with xz (:mod:`~liars_env.solver.blueprint_file`): the
+        ``perudo_2p`` blueprint takes 7.1 MB, against 13.8 MB with every cell in zip's
+        deflate (the format before; still read). A solve's own files (``resume``) keep
+        float32.
         """
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         keys = list(self.rounds)
         meta = {
             "version": BLUEPRINT_VERSION,
-            "format": "xz",
             "rules": self.rules.to_dict(),
             "start": list(self.start),
             "memory": self.memory,
@@ -679,89 +675,43 @@ class Blueprint:
         game = LiarsDiceGame(self.rules)
         arrays = {}
         for i, key in enumerate(keys):
+            plays = self.rounds[key]
             graph = AbstractRound.build(game, key, self.memory_of(key), self.faces)
-            probs = [_one_byte(play.probs) for play in self.rounds[key]]
-            for role, (play, unreached) in enumerate(
-                zip(self.rounds[key], unreached_cells(graph, probs), strict=True)
-            ):
-                if not np.array_equal(graph.keys[graph.edges_of(role)[0]], play.keys):
+            probs = [one_byte(play.probs) for play in plays]
+            for role, unreached in enumerate(unreached_cells(graph, probs)):
+                if not np.array_equal(graph.keys[graph.edges_of(role)[0]], plays[role].keys):
                     raise ValueError(f"round {key.label()}: its nodes are not its graph's")
                 probs[role][unreached] = 0
-                arrays |= {
-                    f"{i}_{role}_keys": play.keys,
-                    f"{i}_{role}_first": play.first,
-                    f"{i}_{role}_action": play.action,
-                    f"{i}_{role}_probs": probs[role].T,
-                }
-        write_npz(path, {"meta": np.array(json.dumps(meta))} | pack(arrays))
-        return path
+                arrays |= _play_arrays(plays[role], f"{i}_{role}_", probs[role])
+        return write_blueprint_file(path, meta, arrays)
 
     @classmethod
     def load(cls, path: str | Path, rules: RuleSet | None = None) -> Blueprint:
-        """Reads :meth:`save` output; ``rules``, if given, must match the file's.
+        """Reads :meth:`save` output, or a file of the zip format before it.
+
+        ``rules``, if given, must match the file's.
 
         Raises:
-            ValueError: for a file that is not a blueprint, of another version or of
-                other rules.
+            ValueError: for a file that is not a blueprint, of another version, format
+                or rules, or with an array missing or damaged.
         """
-        try:
-            data = np.load(path, allow_pickle=False)
-            meta = json.loads(str(data["meta"]))
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as err:
-            raise ValueError(f"{path} is not a readable blueprint file: {err}") from err
-        with data:
-            if meta.get("version") != BLUEPRINT_VERSION:
-                raise ValueError(
-                    f"{path}: blueprint version {meta.get('version')!r}, expected "
-                    f"{BLUEPRINT_VERSION} (solve it again)"
-                )
-            saved = RuleSet.from_dict(meta["rules"])
-            if rules is not None and saved != rules:
-                raise ValueError(f"{path} is a blueprint of {saved}, not of {rules}")
-            keys = [RoundState(*k) for k in meta["keys"]]
-            form = meta.get("format", "npz")
-            if form not in FILE_FORMATS:
-                raise ValueError(f"{path}: format {form!r}, expected one of {FILE_FORMATS}")
-            if form == "xz":
-                try:
-                    arrays = unpack(data)
-                except ValueError as err:
-                    raise ValueError(f"{path} is not a readable blueprint file: {err}") from err
-                for name in [n for n in arrays if n.endswith("_probs")]:
-                    arrays[name] = np.ascontiguousarray(arrays[name].T)  # [edge, hand]
-            else:
-                arrays = data
-            parts = ("keys", "first", "action", "probs")
-            names = [f"{i}_{r}_{part}" for i in range(len(keys)) for r in (0, 1) for part in parts]
-            missing = [name for name in names if name not in arrays]
-            if missing:
-                raise ValueError(
-                    f"{path} is not a readable blueprint file: no {missing[0]!r} "
-                    f"({len(missing)} of its {len(names)} arrays missing)"
-                )
-            rounds = {
-                key: [_play_from(arrays, f"{i}_{role}_") for role in (0, 1)]
-                for i, key in enumerate(keys)
-            }
+        meta, arrays = read_blueprint_file(path, BLUEPRINT_VERSION, rules)
+        keys = [RoundState(*k) for k in meta["keys"]]
         return cls(
-            rules=saved,
+            rules=RuleSet.from_dict(meta["rules"]),
             start=RoundState(*meta["start"]),
             memory=meta["memory"],
             faces=meta["faces"],
-            rounds=rounds,
+            rounds={
+                key: [_play_from(arrays, f"{i}_{role}_") for role in (0, 1)]
+                for i, key in enumerate(keys)
+            },
             values=dict(zip(keys, meta["values"], strict=True)),
             iterations=meta["iterations"],
             seconds=meta["seconds"],
             max_memory=meta.get("max_memory"),
             max_bytes=meta.get("max_bytes", MAX_BYTES),
         )
-
-
-def _one_byte(probs: np.ndarray) -> np.ndarray:
-    """Probabilities in steps of 1/255 (``uint8``); a hand's likeliest action (>= 1/61) stays."""
-    if probs.dtype == np.uint8:
-        return probs.copy()
-    return np.round(np.clip(probs, 0.0, 1.0) * 255).astype(np.uint8)
 
 
 def unreached_cells(graph: AbstractRound, probs: list[np.ndarray]) -> list[np.ndarray]:
@@ -777,25 +727,23 @@ def unreached_cells(graph: AbstractRound, probs: list[np.ndarray]) -> list[np.nd
     of them. So those cells can go unstored, and play, exploitability and a local best
     response (whose range puts weight 0 on such a hand) are unchanged.
     """
-    sigma = []
-    for role in (0, 1):
-        p = probs[role].astype(np.float64)
-        _, edge_node = graph.edges_of(role)
-        total = np.zeros((len(graph.actor), p.shape[1]))
-        np.add.at(total, edge_node, p)
-        sigma.append(p / np.where(total > 0, total, 1.0)[edge_node])
-    reach = [np.zeros((len(graph.actor), s.shape[1])) for s in sigma]
+    nodes = len(graph.actor)
+    sigma = [node_normalized(probs[r], graph.edges_of(r)[1], nodes) for r in (0, 1)]
+    reach = [np.zeros((nodes, s.shape[1])) for s in sigma]
     _forward(graph.order, graph.actor, graph.start, graph.child, graph.local, *sigma, *reach)
     return [reach[role][graph.edges_of(role)[1]] == 0 for role in (0, 1)]
 
 
-def _play_arrays(play: RolePlay, prefix: str) -> dict[str, np.ndarray]:
-    """A role's play as a solve keeps it (``resume``): float32, every cell."""
+def _play_arrays(play: RolePlay, prefix: str, probs: np.ndarray | None = None) -> dict:
+    """A role's play as arrays: with ``probs`` (a file's), or float32, every cell.
+
+    Float32 is how a solve keeps a round (``resume``).
+    """
     return {
         prefix + "keys": play.keys,
         prefix + "first": play.first,
         prefix + "action": play.action,
-        prefix + "probs": play.probs.astype(np.float32),
+        prefix + "probs": play.probs.astype(np.float32) if probs is None else probs,
     }
 
 

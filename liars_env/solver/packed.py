@@ -2,11 +2,11 @@
 
 :func:`numpy.savez_compressed` compresses each array with zip's deflate. A blueprint's
 probabilities, one byte each, pack about 25% smaller with xz (the standard library's
-``lzma``), and 45% smaller when laid out hand by hand (:meth:`Blueprint.save
-<liars_env.solver.last_bid.Blueprint.save>`). :func:`pack` turns each array into the bytes
-of its xz stream (a ``uint8`` array) and records its dtype and shape in a JSON entry;
-:func:`unpack` reverses it. The container stays an ``.npz`` read with
-``allow_pickle=False``.
+``lzma``), and 45% smaller when laid out hand by hand
+(:func:`~liars_env.solver.blueprint_file.write_blueprint_file`). :func:`pack` turns each
+array into the bytes of its xz stream (a ``uint8`` array) and records its dtype and
+shape in a JSON entry; :func:`unpack` reverses it. The container stays an ``.npz`` read
+with ``allow_pickle=False``.
 
 Example::
 
