@@ -1,8 +1,10 @@
 r"""What a blueprint's file costs: its size, and the exact exploitability of coarser encodings.
 
 A blueprint file (:meth:`liars_env.solver.last_bid.Blueprint.save`) keeps each
-probability in steps of 1/255, leaves out the cells a player's own play never reaches
-and packs the rest with xz. This measures what coarser encodings would save and cost:
+probability in steps of 1/255 and the lightest cells in steps of 1/5
+(:func:`liars_env.solver.blueprint_file.coarsened`), leaves out the cells a player's own
+play never reaches and packs the rest with xz. This measures what other encodings would
+save and cost:
 
 * ``--table FILE``: the size of that blueprint's file under each encoding (each is saved
   to a temporary file, about 50 s at 5 dice);
@@ -16,9 +18,11 @@ and packs the rest with xz. This measures what coarser encodings would save and 
         --games perudo_1x6 perudo_2x3 openspiel_1x6 openspiel_2x3 \
         --out results/blueprint_file.json
 
-Encodings: ``1/255`` (what ``save`` writes), ``1/127`` and ``1/63`` (coarser steps), and
-``1/255, min 1%`` / ``min 2%`` (probabilities under 1% or 2% of a node set to 0, the
-likeliest action kept, the rest renormalized: thresholding).
+Encodings: ``1/255`` (every reached cell in steps of 1/255: ``save(light_mass=0)``),
+``1/255, lightest 2% in 1/5`` (what ``save`` writes by default) and ``lightest 5%``,
+``1/127`` and ``1/63`` (coarser steps everywhere, each node's probabilities renormalized
+first), and ``1/255, min 1%`` / ``min 2%`` (probabilities under 1% or 2% of a node set
+to 0, the likeliest action kept, the rest renormalized: thresholding).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import numpy as np
 from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
-from liars_env.solver.blueprint_file import node_normalized
+from liars_env.solver.blueprint_file import LIGHT_MASS, node_normalized
 from liars_env.solver.cache import RECIPE
 from liars_env.solver.last_bid import Blueprint, solve_blueprint
 
@@ -49,22 +53,30 @@ GAMES: dict[str, tuple[str, int, int]] = {
 }
 """Small 2-player games: name → (preset, dice per player, faces)."""
 
-ENCODINGS: dict[str, tuple[int, float]] = {
-    "1/255": (255, 0.0),
-    "1/127": (127, 0.0),
-    "1/63": (63, 0.0),
-    "1/255, min 1%": (255, 0.01),
-    "1/255, min 2%": (255, 0.02),
+DEFAULT = f"1/255, lightest {LIGHT_MASS:.0%} in 1/5"
+"""The encoding ``save`` writes by default."""
+
+ENCODINGS: dict[str, tuple[int, float, float]] = {
+    "1/255": (255, 0.0, 0.0),
+    DEFAULT: (255, 0.0, LIGHT_MASS),
+    "1/255, lightest 5% in 1/5": (255, 0.0, 0.05),
+    "1/127": (127, 0.0, 0.0),
+    "1/63": (63, 0.0, 0.0),
+    "1/255, min 1%": (255, 0.01, 0.0),
+    "1/255, min 2%": (255, 0.02, 0.0),
 }
-"""Encoding → (steps of a probability, the smallest probability kept)."""
+"""Encoding → (steps of a probability, the smallest probability kept, ``light_mass``)."""
 
 
 def encoded(blueprint: Blueprint, steps: int, floor: float) -> Blueprint:
     """``blueprint`` with each probability in steps of ``1/steps`` (``uint8``).
 
     Each node's probabilities for a hand are normalized, those under ``floor`` set to 0
-    (the likeliest kept) and renormalized, then rounded to the nearest step.
+    (the likeliest kept) and renormalized, then rounded to the nearest step. Steps of
+    1/255 and no floor return ``blueprint`` itself: what ``save`` rounds it to.
     """
+    if steps == 255 and not floor:
+        return blueprint
     rounds = {}
     for key, plays in blueprint.rounds.items():
         new = []
@@ -82,10 +94,10 @@ def encoded(blueprint: Blueprint, steps: int, floor: float) -> Blueprint:
     return dataclasses.replace(blueprint, rounds=rounds, _hands={}, _face_of=None)
 
 
-def saved(blueprint: Blueprint) -> tuple[Blueprint, int]:
-    """``blueprint`` written and read back, and its file's size in bytes."""
+def saved(blueprint: Blueprint, light_mass: float) -> tuple[Blueprint, int]:
+    """``blueprint`` written (with ``light_mass``) and read back, and its file's size."""
     with tempfile.TemporaryDirectory() as folder:
-        path = blueprint.save(Path(folder) / "blueprint.npz")
+        path = blueprint.save(Path(folder) / "blueprint.npz", light_mass=light_mass)
         return Blueprint.load(path), path.stat().st_size
 
 
@@ -107,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(err))
         data["table"] = {"file": ns.table, "bytes": {}}
         for name in ns.encodings:
-            _, size = saved(encoded(table, *ENCODINGS[name]))
+            steps, floor, light = ENCODINGS[name]
+            _, size = saved(encoded(table, steps, floor), light)
             data["table"]["bytes"][name] = size
             print(f"{ns.table} {name}: {size / 1e6:.2f} MB", flush=True)
     data["games"] = {}
@@ -119,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             "in memory": exploit(BlueprintAgent(solved), rules).exploitability
         }
         for name in ns.encodings:
-            read, _ = saved(encoded(solved, *ENCODINGS[name]))
+            steps, floor, light = ENCODINGS[name]
+            read, _ = saved(encoded(solved, steps, floor), light)
             row[name] = exploit(BlueprintAgent(read), rules).exploitability
         print(game, "  ".join(f"{k}: {v:.4f}" for k, v in row.items()), flush=True)
     out = Path(ns.out)

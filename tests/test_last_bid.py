@@ -18,7 +18,7 @@ from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
 from liars_env.solver.best_response import policy_values
-from liars_env.solver.blueprint_file import one_byte
+from liars_env.solver.blueprint_file import LIGHT_MASS, coarsened, one_byte
 from liars_env.solver.exploitability import AgentTables
 from liars_env.solver.graph import RoundState, hands_of, round_states, start_state
 from liars_env.solver.last_bid import (
@@ -243,7 +243,7 @@ def test_exploitability_where_the_truth_is_known():
 
 def test_file_round_trip_and_refusals(tmp_path, blueprints):
     blueprint = blueprints["palifico 2x2"]
-    path = blueprint.save(tmp_path / "bp.npz")
+    path = blueprint.save(tmp_path / "bp.npz", light_mass=0)
     loaded = Blueprint.load(path, SMALL["palifico 2x2"])
     assert loaded.values == blueprint.values and loaded.start == blueprint.start
     game = LiarsDiceGame(SMALL["palifico 2x2"])
@@ -259,7 +259,7 @@ def test_file_round_trip_and_refusals(tmp_path, blueprints):
             assert np.allclose(read[kept] / 255.0, plays[role].probs[kept], atol=0.0021)
             assert (read[unreached[role]] == 0).all()
             assert (loaded.rounds[key][role].action == plays[role].action).all()
-    again = Blueprint.load(loaded.save(tmp_path / "again.npz"))  # saved as read
+    again = Blueprint.load(loaded.save(tmp_path / "again.npz", light_mass=0))  # as read
     for key, plays in loaded.rounds.items():
         assert all((again.rounds[key][r].probs == plays[r].probs).all() for r in (0, 1))
     with pytest.raises(ValueError, match="is a blueprint of"):
@@ -288,10 +288,11 @@ def _every_cell_in_one_byte(blueprint: Blueprint) -> Blueprint:
 def test_the_cells_a_file_leaves_out_change_no_play_where_the_truth_is_known(tmp_path):
     """A file keeps no strategy where the role's own play never goes: the same exact
     exploitability as every cell in one byte, to the last digit, though a quarter of
-    the cells are gone; a hand queried there plays uniformly."""
+    the cells are gone; a hand queried there plays uniformly. The lightest cells in
+    steps of 1/5 (the default: 2% of the weight) move it by less than 0.0005."""
     rules = RuleSet.preset("perudo", num_players=2, dice_per_player=2, faces=3)
     blueprint = solve_blueprint(rules, iterations=60, memory=2, max_memory=4)
-    loaded = Blueprint.load(blueprint.save(tmp_path / "bp.npz"), rules)
+    loaded = Blueprint.load(blueprint.save(tmp_path / "bp.npz", light_mass=0), rules)
     every = _every_cell_in_one_byte(blueprint)
     gone = sum(
         int((p.probs == 0).sum() - (q.probs == 0).sum())
@@ -302,6 +303,19 @@ def test_the_cells_a_file_leaves_out_change_no_play_where_the_truth_is_known(tmp
     assert gone > cells // 5
     full = exploit(BlueprintAgent(every), rules).exploitability
     assert exploit(BlueprintAgent(loaded), rules).exploitability == pytest.approx(full, abs=1e-12)
+    light = Blueprint.load(blueprint.save(tmp_path / "light.npz"), rules)
+    pairs = [
+        (p.probs, q.probs)
+        for k in light.rounds
+        for p, q in zip(light.rounds[k], loaded.rounds[k], strict=True)
+    ]
+    coarse = np.concatenate([p[(p != q) & (p > 0)] for p, q in pairs])
+    assert len(coarse) > 0 and (coarse % 51 == 0).all()  # some cells, in steps of 1/5
+    assert exploit(BlueprintAgent(light), rules).exploitability == pytest.approx(full, abs=5e-4)
+    assert json.loads(str(np.load(tmp_path / "light.npz")["meta"]))["light"] == {
+        "mass": LIGHT_MASS,
+        "steps": 5,
+    }
     # a hand at a node its own play never reaches: uniform over the node's actions
     key, role = next(
         (k, r)
@@ -517,17 +531,20 @@ def test_the_file_benchmark_measures_sizes_and_what_coarser_steps_cost(tmp_path,
     from helpers import load_script
 
     bench = load_script("benchmarks/blueprint_file.py")
-    table = blueprints["palifico 2x2"].save(tmp_path / "bp.npz")
+    table = blueprints["palifico 2x2"].save(tmp_path / "bp.npz", light_mass=0)
     out = tmp_path / "file.json"
     argv = ["--table", str(table), "--games", "perudo_1x6", "--out", str(out)]
-    assert bench.main([*argv, "--encodings", "1/255", "1/63", "1/255, min 2%"]) == 0
+    light = bench.DEFAULT
+    assert bench.main([*argv, "--encodings", "1/255", light, "1/63", "1/255, min 2%"]) == 0
     data = json.loads(out.read_text())
     sizes = data["table"]["bytes"]
-    assert sizes["1/255"] == pytest.approx(table.stat().st_size, rel=0.05)
-    assert sizes["1/63"] < sizes["1/255"]
+    assert sizes["1/255"] == pytest.approx(table.stat().st_size, rel=0.01)  # as saved
+    assert sizes["1/63"] < sizes["1/255"] and sizes[light] < sizes["1/255"]
     row = data["games"]["perudo_1x6"]
-    # one byte a probability is what save writes: the figure of the solve, near enough
+    # one byte a probability, the lightest cells in fifths (what save writes): the
+    # figure of the solve, near enough
     assert row["1/255"] == pytest.approx(row["in memory"], abs=5e-4)
+    assert row[light] == pytest.approx(row["in memory"], abs=5e-4)
     assert row["1/63"] != row["1/255"] and row["1/255, min 2%"] != row["1/255"]
     coarse = bench.encoded(blueprints["perudo 1x3"], 63, 0.0)
     assert all(p.probs.max() <= 63 for plays in coarse.rounds.values() for p in plays)
@@ -535,3 +552,41 @@ def test_the_file_benchmark_measures_sizes_and_what_coarser_steps_cost(tmp_path,
         bench.main(["--out", str(out)])  # nothing to measure
     with pytest.raises(SystemExit):
         bench.main(["--table", str(tmp_path / "missing.npz"), "--out", str(out)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 5), min_size=1, max_size=6),
+    st.integers(1, 4),
+    st.floats(0, 0.99),
+    st.integers(0, 2**32 - 1),
+)
+def test_coarsened_touches_only_the_lightest_cells(sizes, hands, mass, seed):
+    """The lightest cells, up to ``mass`` of the weight, in steps of 51/255 with every
+    hand that plays at a node still playing there; every other cell as it was."""
+    rng = np.random.default_rng(seed)
+    edge_node = np.repeat(np.arange(len(sizes)), sizes)
+    probs = rng.integers(0, 256, size=(len(edge_node), hands)).astype(np.uint8)
+    weight = rng.exponential(size=(len(sizes), hands))
+    weight[rng.random(weight.shape) < 0.2] = 0.0  # nodes the hand never reaches
+    weight = weight[edge_node]
+    out = coarsened(probs, weight, edge_node, mass)
+    changed = out != probs
+    assert out.dtype == np.uint8 and (out[changed] % 51 == 0).all()
+    coarse = np.zeros(weight.shape, dtype=bool)
+    for node in range(len(sizes)):
+        rows = edge_node == node
+        played = probs[rows].sum(axis=0) > 0
+        assert (out[rows].sum(axis=0)[played] > 0).all()
+        # a node-hand's distribution is coarsened whole (all in steps of 51) or not at all
+        whole = (out[rows] % 51 == 0).all(axis=0) & changed[rows].any(axis=0)
+        assert (changed[rows].any(axis=0) <= whole).all()
+        coarse[rows] = whole
+    assert weight[coarse].sum() <= mass * weight.sum() + 1e-9
+
+
+def test_a_light_mass_out_of_range_is_refused_and_writes_nothing(tmp_path, blueprints):
+    for bad in (-0.1, 1.0, 2):
+        with pytest.raises(ValueError, match=f"light_mass must be in \\[0, 1\\), got {bad}"):
+            blueprints["perudo 1x3"].save(tmp_path / "bp.npz", light_mass=bad)
+    assert not list(tmp_path.iterdir())

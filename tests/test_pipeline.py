@@ -239,6 +239,10 @@ def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
             "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo_calza, tolerance: 0}}}",
             "'a': blueprint tolerance must be a positive number, got 0",
         ),
+        (
+            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, light_mass: 1}}}",
+            "'a': blueprint light_mass must be a number in \\[0, 1\\) .*, got 1",
+        ),
     ],
 )
 def test_bad_pipeline_files_are_refused_naming_what_is_wrong(tmp_path, body, message):

@@ -85,6 +85,7 @@ BLUEPRINT_KEYS = {
     "max_memory",
     "max_bytes",
     "tolerance",
+    "light_mass",
     "rule",
 }
 """The settings of a ``blueprint`` stage."""
@@ -289,6 +290,7 @@ def blueprint_rules(where: str, spec: Any):
             cannot solve.
     """
     from liars_env.rules import RuleSet
+    from liars_env.solver.blueprint_file import LIGHT_MASS
     from liars_env.solver.graph import check_supported
     from liars_env.solver.last_bid import (
         MAX_BYTES,
@@ -301,7 +303,8 @@ def blueprint_rules(where: str, spec: Any):
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
             f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations', "
-            f"'memory', 'faces', 'max_memory', 'max_bytes', 'tolerance' and 'rule'; got "
+            f"'memory', 'faces', 'max_memory', 'max_bytes', 'tolerance', 'light_mass' and "
+            f"'rule'; got "
             f"{sorted(spec) if isinstance(spec, dict) else spec!r}"
         )
     iterations = spec.get("iterations", 400)
@@ -317,6 +320,12 @@ def blueprint_rules(where: str, spec: Any):
         check_tolerance(spec.get("tolerance", TOLERANCE))
     except ValueError as err:
         raise ValueError(f"{where}: blueprint {err}") from None
+    light = spec.get("light_mass", LIGHT_MASS)
+    if type(light) not in (int, float) or not 0 <= light < 1:
+        raise ValueError(
+            f"{where}: blueprint light_mass must be a number in [0, 1) (the share of each "
+            f"round's weight whose cells the file keeps in steps of 1/5), got {light!r}"
+        )
     options = spec.get("rule", {})
     if not isinstance(options, dict):
         raise ValueError(f"{where}: blueprint 'rule' must be a mapping of rule options")
@@ -599,6 +608,7 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
 
 
 def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
+    from liars_env.solver.blueprint_file import LIGHT_MASS
     from liars_env.solver.last_bid import MAX_BYTES, TOLERANCE, solve_blueprint
 
     rules = blueprint_rules(f"stage {stage.name}", spec)
@@ -614,7 +624,7 @@ def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
         tolerance=spec.get("tolerance", TOLERANCE),
     )
     model = folder / "model"
-    blueprint.save(model / BLUEPRINT_FILE)
+    blueprint.save(model / BLUEPRINT_FILE, light_mass=spec.get("light_mass", LIGHT_MASS))
     return model
 
 

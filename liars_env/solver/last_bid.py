@@ -55,6 +55,9 @@ from liars_env.engine import LiarsDiceGame
 from liars_env.rules import RuleSet
 from liars_env.solver.best_response import _sweep, opener_payoff
 from liars_env.solver.blueprint_file import (
+    LIGHT_MASS,
+    LIGHT_STEPS,
+    coarsened,
     node_normalized,
     one_byte,
     read_blueprint_file,
@@ -645,19 +648,27 @@ class Blueprint:
             total = hi - lo
         return out / total
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, light_mass: float = LIGHT_MASS) -> Path:
         """Writes the blueprint as ``.npz``, atomically (temp file, rename).
 
         No pickles. Each probability in one byte, a multiple of 1/255 (those under
-        1/510 become 0; each node's are renormalized when read). A hand's probabilities
-        at a node that its own play, so rounded, never reaches are not kept
-        (:func:`unreached_cells`: about half of the cells of the rounds with few dice):
-        it plays the same wherever it can be. The probabilities are laid out hand by
-        hand and packed with xz (:mod:`~liars_env.solver.blueprint_file`): the
-        ``perudo_2p`` blueprint takes 7.1 MB, against 13.8 MB with every cell in zip's
-        deflate (the format before; still read). A solve's own files (``resume``) keep
-        float32.
+        1/510 become 0; each node's are renormalized when read), and a multiple of 1/5
+        in the lightest cells (:func:`~liars_env.solver.blueprint_file.coarsened`: the
+        cells of least own reach, capped at 1, times the hand's chance, which together
+        hold ``light_mass`` of a round's weight; 0 keeps every cell in steps of 1/255). A
+        hand's probabilities at a node that its own play, so rounded, never reaches are
+        not kept (:func:`unreached_cells`: about half of the cells of the rounds with
+        few dice): it plays the same wherever it can be. The probabilities are laid out
+        hand by hand and packed with xz (:mod:`~liars_env.solver.blueprint_file`): the
+        ``perudo_2p`` blueprint takes 4.2 MB, against 7.1 MB with ``light_mass=0`` and
+        13.8 MB with every cell in zip's deflate (the format before; still read). A
+        solve's own files (``resume``) keep float32.
+
+        Raises:
+            ValueError: for a ``light_mass`` outside [0, 1).
         """
+        if not 0 <= light_mass < 1:
+            raise ValueError(f"light_mass must be in [0, 1), got {light_mass!r}")
         keys = list(self.rounds)
         meta = {
             "version": BLUEPRINT_VERSION,
@@ -671,6 +682,7 @@ class Blueprint:
             "values": [self.values[k] for k in keys],
             "iterations": self.iterations,
             "seconds": self.seconds,
+            "light": {"mass": light_mass, "steps": LIGHT_STEPS},
         }
         game = LiarsDiceGame(self.rules)
         arrays = {}
@@ -678,6 +690,14 @@ class Blueprint:
             plays = self.rounds[key]
             graph = AbstractRound.build(game, key, self.memory_of(key), self.faces)
             probs = [one_byte(play.probs) for play in plays]
+            if light_mass > 0:
+                for role, reach in enumerate(own_reach(graph, probs)):
+                    # summed over the other's bids too, a reach can pass 1: capped, it
+                    # bounds how often any opponent can bring the hand to the node
+                    dice = (key.opener_dice, key.responder_dice)[role]
+                    weight = np.minimum(reach, 1.0) * hands_of(dice, self.rules.faces)[1]
+                    edge_node = graph.edges_of(role)[1]
+                    probs[role] = coarsened(probs[role], weight, edge_node, light_mass)
             for role, unreached in enumerate(unreached_cells(graph, probs)):
                 if not np.array_equal(graph.keys[graph.edges_of(role)[0]], plays[role].keys):
                     raise ValueError(f"round {key.label()}: its nodes are not its graph's")
@@ -714,24 +734,34 @@ class Blueprint:
         )
 
 
-def unreached_cells(graph: AbstractRound, probs: list[np.ndarray]) -> list[np.ndarray]:
-    """Per role, its ``[edge, hand]`` cells at the nodes its own play never reaches with the hand.
+def own_reach(graph: AbstractRound, probs: list[np.ndarray]) -> list[np.ndarray]:
+    """Per role, its own reach of each ``[edge, hand]`` cell's node, summed over bid sequences.
 
     ``probs`` are the roles' strategies on ``graph`` (``[local edge, hand]``, any
     scale: each node's are normalized, as :meth:`Blueprint.probabilities` does). A
     player's own reach of a node with a hand is the product of its own probabilities
     of the bids that lead there, summed over the bid sequences into it
-    (:func:`_forward`). Where it is 0, no game the blueprint plays ever has it at the
-    node with the hand, whatever the other player does: a real round's bids map to one
-    sequence of nodes, and each of its own bids on the way had probability 0 for one
-    of them. So those cells can go unstored, and play, exploitability and a local best
-    response (whose range puts weight 0 on such a hand) are unchanged.
+    (:func:`_forward`); each of a node's edges gets its node's. The sum counts each of
+    the other player's bids into the node apart, so it can pass 1 (up to about 10⁵ in
+    the 5v5 round of ``perudo_2p``).
     """
     nodes = len(graph.actor)
     sigma = [node_normalized(probs[r], graph.edges_of(r)[1], nodes) for r in (0, 1)]
     reach = [np.zeros((nodes, s.shape[1])) for s in sigma]
     _forward(graph.order, graph.actor, graph.start, graph.child, graph.local, *sigma, *reach)
-    return [reach[role][graph.edges_of(role)[1]] == 0 for role in (0, 1)]
+    return [reach[role][graph.edges_of(role)[1]] for role in (0, 1)]
+
+
+def unreached_cells(graph: AbstractRound, probs: list[np.ndarray]) -> list[np.ndarray]:
+    """Per role, its ``[edge, hand]`` cells at the nodes its own play never reaches with the hand.
+
+    Where :func:`own_reach` is 0, no game the blueprint plays ever has it at the node
+    with the hand, whatever the other player does: a real round's bids map to one
+    sequence of nodes, and each of its own bids on the way had probability 0 for one
+    of them. So those cells can go unstored, and play, exploitability and a local best
+    response (whose range puts weight 0 on such a hand) are unchanged.
+    """
+    return [reach == 0 for reach in own_reach(graph, probs)]
 
 
 def _play_arrays(play: RolePlay, prefix: str, probs: np.ndarray | None = None) -> dict:
