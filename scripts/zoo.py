@@ -344,7 +344,8 @@ def blueprint_section(blueprints: list[dict]) -> list[str]:
         "",
         "Solved, not trained: CFR+ on every round with each player remembering part of the "
         "round's bids ([the blueprint](blueprint.md)), in `blueprints/<name>/` "
-        "(`card.md`, `eval.json`; `blueprint.npz` is built by the pipeline, not tracked); "
+        "(`card.md`, `eval.json`, and `blueprint.npz`: shipped for `perudo_2p`, built by "
+        "the pipeline for the others); "
         "play one as `blueprint:blueprints/<name>`. "
         "Win rates of the blueprint, seats rotated, 95% Wilson intervals (games).",
         "",
@@ -378,8 +379,13 @@ def render_blueprint_card(bp: dict) -> str:
         "",
         "## How to use",
         "",
-        f"- Build it first (its table is generated, not tracked: {bp['size_mb']} MB): "
-        f"`liars-train --pipeline {bp['pipeline']} --out blueprints/{bp['name']}`",
+        (
+            f"- Its table ships with the project ({bp['size_mb']} MB, "
+            f"`blueprints/{bp['name']}/blueprint.npz`); rebuild it with "
+            if bp.get("shipped")
+            else f"- Build it first (its table is generated, not tracked: {bp['size_mb']} MB): "
+        )
+        + f"`liars-train --pipeline {bp['pipeline']} --out blueprints/{bp['name']}`",
         f"- Play it: `liars-play --rules {bp['rules']} --players 2 --opponents {spec}`",
         f"- Measure it: `liars-eval --rules {bp['rules']} --players 2 --agents {spec} belief "
         "--games 1000 --seed 0`",

@@ -33,9 +33,12 @@ def test_a_shipped_model_loads_plays_and_has_its_card(folder):
     assert_plays_legal_moves(folder, rules)
 
 
-def assert_plays_legal_moves(folder: Path, rules: RuleSet, moves: int = 30) -> None:
-    """The checkpoint, loaded for ``rules``, plays ``moves`` legal moves for every seat."""
-    agent = make_agent(f"checkpoint:{folder}", rules, seed=0)
+def assert_plays_legal_moves(
+    folder: Path, rules: RuleSet, moves: int = 30, kind: str = "checkpoint"
+) -> None:
+    """The ``kind`` agent (a checkpoint, a blueprint) of ``folder``, loaded for ``rules``,
+    plays ``moves`` legal moves for every seat."""
+    agent = make_agent(f"{kind}:{folder}", rules, seed=0)
     game, layout = LiarsDiceGame(rules), ObservationLayout(rules)
     rng = np.random.default_rng(0)
     state = game.new_game(rng)
@@ -56,3 +59,32 @@ def test_a_shipped_model_serves_every_preset_with_its_rules():
     assert_plays_legal_moves(folder, ones_not_wild)
     with pytest.raises(ValueError, match="other rules"):  # sanford: another raise rule
         make_agent(f"checkpoint:{folder}", RuleSet.preset("sanford", num_players=3), seed=0)
+
+
+def test_the_shipped_blueprint_table_is_its_pipelines_and_plays():
+    """``blueprints/perudo_2p`` ships its table: under the 5 MiB a tracked file may take,
+    solved with its pipeline's settings, written with the lightest cells coarsened, and
+    it plays for its rules."""
+    import yaml
+
+    folder = Path(__file__).parents[1] / "blueprints" / "perudo_2p"
+    table = folder / "blueprint.npz"
+    assert table.stat().st_size < 5 * 1024 * 1024
+    with np.load(table, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+    spec = yaml.safe_load((Path(__file__).parents[1] / meta_pipeline(folder)).read_text())
+    (stage,) = spec["stages"].values()
+    recipe = stage["blueprint"]
+    rules = RuleSet.preset(recipe["rules"], num_players=recipe["players"])
+    assert RuleSet.from_dict(meta["rules"]) == rules
+    for setting in ("memory", "faces", "max_memory", "max_bytes", "iterations"):
+        assert meta[setting] == recipe[setting], setting
+    assert meta["format"] == "xz" and meta["light"]["mass"] > 0
+    card = (folder / "card.md").read_text()
+    assert "ships with the project" in card
+    assert_plays_legal_moves(folder, rules, kind="blueprint")
+
+
+def meta_pipeline(folder: Path) -> str:
+    """The pipeline file a blueprint's ``eval.json`` names."""
+    return json.loads((folder / "eval.json").read_text())["pipeline"]
