@@ -660,7 +660,7 @@ class Blueprint:
         not kept (:func:`unreached_cells`: about half of the cells of the rounds with
         few dice): it plays the same wherever it can be. The probabilities are laid out
         hand by hand and packed with xz (:mod:`~liars_env.solver.blueprint_file`): the
-        ``perudo_2p`` blueprint takes 4.2 MB, against 7.1 MB with ``light_mass=0`` and
+        ``perudo_2p`` blueprint takes 4.8 MB, against 7.1 MB with ``light_mass=0`` and
         13.8 MB with every cell in zip's deflate (the format before; still read). A
         solve's own files (``resume``) keep float32.
 
