@@ -7,14 +7,15 @@ play never reaches and packs the rest with xz. This measures what other encoding
 save and cost:
 
 * ``--table FILE``: the size of that blueprint's file under each encoding (each is saved
-  to a temporary file, about 50 s at 5 dice);
+  to a temporary file, about 30 s at 5 dice). Give it a table in steps of 1/255 (a
+  pipeline with ``light_mass: 0``): a coarsened file stays coarse under every encoding;
 * ``--games ...``: the shipped recipe (:data:`liars_env.solver.cache.RECIPE`) solved on
   each small game, then its exact exploitability (:func:`liars_env.solver.exploit`) as
   read back from a file of each encoding.
 
 ::
 
-    python benchmarks/blueprint_file.py --table blueprints/perudo_2p/blueprint.npz \
+    python benchmarks/blueprint_file.py --table OLD.npz \
         --games perudo_1x6 perudo_2x3 openspiel_1x6 openspiel_2x3 \
         --out results/blueprint_file.json
 
