@@ -40,7 +40,8 @@ from typing import Any
 from liars_env.rules import RuleSet
 from liars_env.solver import exploit
 from liars_env.solver.agent import BlueprintAgent
-from liars_env.solver.last_bid import MAX_BYTES, round_graphs, solve_blueprint
+from liars_env.solver.last_bid import solve_blueprint
+from liars_env.solver.recall_graph import MAX_BYTES, round_graphs
 
 GAMES: dict[str, tuple[str, int, int]] = {
     "perudo_1x4": ("perudo", 1, 4),

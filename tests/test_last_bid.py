@@ -21,15 +21,14 @@ from liars_env.solver.best_response import policy_values
 from liars_env.solver.blueprint_file import LIGHT_MASS, coarsened, one_byte
 from liars_env.solver.exploitability import AgentTables
 from liars_env.solver.graph import RoundState, hands_of, round_states, start_state
-from liars_env.solver.last_bid import (
+from liars_env.solver.last_bid import Blueprint, solve_blueprint
+from liars_env.solver.recall_graph import (
     AbstractRound,
-    Blueprint,
     bid_faces,
     budgeted_round,
     node_bound,
     remembered,
     round_graphs,
-    solve_blueprint,
     unreached_cells,
 )
 

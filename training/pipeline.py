@@ -290,15 +290,10 @@ def blueprint_rules(where: str, spec: Any):
             cannot solve.
     """
     from liars_env.rules import RuleSet
-    from liars_env.solver.blueprint_file import LIGHT_MASS
+    from liars_env.solver.blueprint_file import LIGHT_MASS, check_light_mass
     from liars_env.solver.graph import check_supported
-    from liars_env.solver.last_bid import (
-        MAX_BYTES,
-        TOLERANCE,
-        check_max_memory,
-        check_memory,
-        check_tolerance,
-    )
+    from liars_env.solver.last_bid import TOLERANCE, check_tolerance
+    from liars_env.solver.recall_graph import MAX_BYTES, check_max_memory, check_memory
 
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
@@ -318,14 +313,9 @@ def blueprint_rules(where: str, spec: Any):
             spec.get("memory", 1), spec.get("max_memory"), spec.get("max_bytes", MAX_BYTES)
         )
         check_tolerance(spec.get("tolerance", TOLERANCE))
+        check_light_mass(spec.get("light_mass", LIGHT_MASS))
     except ValueError as err:
         raise ValueError(f"{where}: blueprint {err}") from None
-    light = spec.get("light_mass", LIGHT_MASS)
-    if type(light) not in (int, float) or not 0 <= light < 1:
-        raise ValueError(
-            f"{where}: blueprint light_mass must be a number in [0, 1) (the share of each "
-            f"round's weight whose cells the file keeps in steps of 1/5), got {light!r}"
-        )
     options = spec.get("rule", {})
     if not isinstance(options, dict):
         raise ValueError(f"{where}: blueprint 'rule' must be a mapping of rule options")
@@ -609,7 +599,8 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
 
 def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
     from liars_env.solver.blueprint_file import LIGHT_MASS
-    from liars_env.solver.last_bid import MAX_BYTES, TOLERANCE, solve_blueprint
+    from liars_env.solver.last_bid import TOLERANCE, solve_blueprint
+    from liars_env.solver.recall_graph import MAX_BYTES
 
     rules = blueprint_rules(f"stage {stage.name}", spec)
     blueprint = solve_blueprint(

@@ -3,7 +3,7 @@
 :meth:`Blueprint.save <liars_env.solver.last_bid.Blueprint.save>` and
 :meth:`Blueprint.load <liars_env.solver.last_bid.Blueprint.load>` decide what goes in
 (the strategies, with the cells a player's own play never reaches set to 0:
-:func:`~liars_env.solver.last_bid.unreached_cells`, and the lightest in coarse steps:
+:func:`~liars_env.solver.recall_graph.unreached_cells`, and the lightest in coarse steps:
 :func:`coarsened`); this module writes and reads it.
 A file is an ``.npz`` read with ``allow_pickle=False``: a JSON ``meta`` entry (rules,
 settings, round values) and, per round and role, its nodes' remembered bids, edges,
@@ -60,6 +60,15 @@ default: the lightest cells holding this share of a round's weight (:func:`coars
 
 LIGHT_STEPS = 5
 """The steps of a probability in the lightest cells: multiples of 1/5 (51/255)."""
+
+
+def check_light_mass(light_mass: float) -> None:
+    """Raises ``ValueError`` unless ``light_mass`` is a number in [0, 1)."""
+    if type(light_mass) not in (int, float) or not 0 <= light_mass < 1:
+        raise ValueError(
+            f"light_mass must be in [0, 1), got {light_mass!r} (the share of each round's "
+            "weight whose cells the file keeps in steps of 1/5)"
+        )
 
 
 def coarsened(
