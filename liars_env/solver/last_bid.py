@@ -54,6 +54,7 @@ import numpy as np
 
 from liars_env.engine import LiarsDiceGame
 from liars_env.rules import RuleSet
+from liars_env.solver.backward_pass import backward
 from liars_env.solver.best_response import _sweep, opener_payoff
 from liars_env.solver.blueprint_file import (
     LIGHT_MASS,
@@ -82,79 +83,6 @@ from liars_env.solver.recall_graph import (
     unreached_cells,
 )
 from liars_env.solver.solution import write_npz
-
-try:  # numba is a dependency of the package; plain Python runs the same loops (slowly)
-    from numba import njit
-except ImportError:  # pragma: no cover
-
-    def njit(*args, **kwargs):
-        """Identity decorator standing in for numba's."""
-        return args[0] if args and callable(args[0]) else (lambda f: f)
-
-
-@njit(cache=True, fastmath=True)
-def _backward(
-    order,
-    actor,
-    start,
-    child,
-    local,
-    etype,
-    m0,
-    sigma0,
-    sigma1,
-    reach0,
-    reach1,
-    p0,
-    p1,
-    total,
-    q0,
-    q1,
-    who,
-):  # pragma: no cover
-    """``total = W`` of every node, and the counterfactual values of ``who``'s edges.
-
-    ``q0[edge, h0]`` is the opener's value of an edge against the responder's summed
-    reach of its node; ``q1`` the responder's (its payoff: the negative).
-    """
-    n0, n1 = p0.shape[0], p1.shape[0]
-    w = np.empty(max(n0, n1))
-    for k in range(order.shape[0] - 1, -1, -1):
-        n = order[k]
-        a = actor[n]
-        out = total[n]
-        out[:] = 0.0
-        if a == 0:
-            for h in range(n1):
-                w[h] = p1[h] * reach1[n, h]
-        else:
-            for h in range(n0):
-                w[h] = p0[h] * reach0[n, h]
-        for e in range(start[n], start[n + 1]):
-            values = total[child[e]] if child[e] >= 0 else m0[etype[e]]
-            le = local[e]
-            if a == 0:
-                for i in range(n0):
-                    s = sigma0[le, i]
-                    acc = 0.0
-                    for j in range(n1):
-                        v = values[i, j]
-                        acc += v * w[j]
-                        out[i, j] += s * v
-                    if who == 0:
-                        q0[le, i] = acc
-            else:
-                if who == 1:
-                    for j in range(n1):
-                        q1[le, j] = 0.0
-                for i in range(n0):
-                    wi = w[i]
-                    for j in range(n1):
-                        v = values[i, j]
-                        out[i, j] += sigma1[le, j] * v
-                        if who == 1:
-                            q1[le, j] -= wi * v
-
 
 TOLERANCE = 1e-5
 """The default ``tolerance`` of the values of rounds that repeat (:func:`solve_blueprint`)."""
@@ -216,10 +144,7 @@ class AbstractSolver:
     def _passes(self, who: int, sigma: list[np.ndarray]) -> None:
         g = self.graph
         _forward(g.order, g.actor, g.start, g.child, g.local, sigma[0], sigma[1], *self.reach)
-        _backward(
-            g.order, g.actor, g.start, g.child, g.local, g.etype, self.m0, sigma[0], sigma[1],
-            *self.reach, self.p[0], self.p[1], self.W, self.q[0], self.q[1], who,
-        )  # fmt: skip
+        backward(g, self.m0, sigma, self.reach, self.p, self.W, self.q, who)
 
     def iterate(self, n: int = 1) -> None:
         """Runs ``n`` CFR+ iterations."""
