@@ -5,6 +5,8 @@ order, so the two must agree exactly, whatever the number of threads."""
 
 from __future__ import annotations
 
+import json
+
 import numba
 import numpy as np
 import pytest
@@ -168,3 +170,16 @@ def test_solves_in_several_threads_at_once_run_and_agree():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["agree", str(THREADS)]
+
+
+def test_the_threads_benchmark_times_each_count_and_checks_they_agree(tmp_path, capsys):
+    from helpers import load_script
+
+    bench = load_script("benchmarks/blueprint_threads.py")
+    out = tmp_path / "threads.json"
+    argv = ["--dice", "4", "--memory", "1", "--threads", str(max(THREADS, 2))]
+    results = bench.main([*argv, "--repeats", "1", "--iterations", "1", "--out", str(out)])
+    assert json.loads(out.read_text()) == results
+    assert list(results["idle"]) == ["1 thread", f"{max(THREADS, 2)} threads"]
+    assert all(seconds > 0 for seconds in results["idle"].values())
+    assert "round 4v4, memory 1: 96 nodes, 2,344 edges" in capsys.readouterr().out
