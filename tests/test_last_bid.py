@@ -375,6 +375,25 @@ def test_an_interrupted_solve_resumes_from_its_finished_rounds(tmp_path):
     assert other.iterations == 31
 
 
+def test_a_long_round_logs_how_far_it_is(monkeypatch):
+    """Every ``PROGRESS_SECONDS`` a round's solve says its iterations done and the time
+    left (set to 0 here: a line after every iteration but the last); the result is the
+    same as without a log."""
+    from liars_env.solver import last_bid
+
+    rules = SMALL["perudo 1x3"]
+    monkeypatch.setattr(last_bid, "PROGRESS_SECONDS", 0.0)
+    lines: list[str] = []
+    logged = solve_blueprint(rules, iterations=4, log=lines.append)
+    quiet = solve_blueprint(rules, iterations=4)
+    assert logged.values == quiet.values
+    progress = [line for line in lines if "iterations," in line]
+    assert len(progress) == 3 * len(logged.rounds)
+    assert [line.split(": ")[1].split(" ")[0] for line in progress[:3]] == ["1/4", "2/4", "3/4"]
+    assert all("s left" in line for line in progress)
+    assert sum("for the opener" in line for line in lines) == len(logged.rounds)
+
+
 def test_agent_specs(tmp_path, blueprints):
     rules = SMALL["perudo 1x3"]
     path = blueprints["perudo 1x3"].save(tmp_path / "bp.npz")

@@ -417,6 +417,25 @@ def _play_from(data, prefix: str) -> RolePlay:
     )
 
 
+PROGRESS_SECONDS = 60.0
+"""How often a round's solve logs how far it is (the 5 vs 5 round takes minutes)."""
+
+
+def _iterate(
+    solver: AbstractSolver, iterations: int, label: str, log: Callable[[str], None] | None
+) -> None:
+    """``iterations`` CFR+ iterations, with a log line every :data:`PROGRESS_SECONDS`."""
+    began = last = time.perf_counter()
+    for done in range(1, iterations + 1):
+        solver.iterate(1)
+        now = time.perf_counter()
+        if log and done < iterations and now - last >= PROGRESS_SECONDS:
+            left = (now - began) / done * (iterations - done)
+            log(f"round {label}: {done}/{iterations} iterations, {now - began:.0f} s, "
+                f"about {left:.0f} s left")  # fmt: skip
+            last = now
+
+
 def solve_blueprint(
     rules: RuleSet,
     iterations: int = 400,
@@ -433,7 +452,8 @@ def solve_blueprint(
     Args:
         rules: A 2-player, common-hand rule set (any dice count).
         iterations: CFR+ iterations per round.
-        log: Called with a line per solved round (its value and time).
+        log: Called with a line per solved round (its value and time), and every
+            :data:`PROGRESS_SECONDS` during a long round (iterations done, time left).
         resume: A folder where each solved round is kept (``.npz``, written atomically)
             and read back by a later call with the same rules and settings, so an
             interrupted solve goes on from its last finished round.
@@ -485,7 +505,7 @@ def solve_blueprint(
             rounds[key], value = kept
         else:
             solver = AbstractSolver(graph, m0)
-            solver.iterate(iterations)
+            _iterate(solver, iterations, key.label(), log)
             rounds[key] = [RolePlay.of(graph, a, s) for a, s in enumerate(solver.average())]
             value = solver.value()
             if path:
