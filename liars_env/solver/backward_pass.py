@@ -11,8 +11,8 @@ Two kernels compute it, compiled with numba:
 
 * ``_backward_serial``, one core;
 * ``_backward_parallel``, the same sums split over numba's threads: the opener's
-  hands among threads for ``W`` and the opener's values, the responder's edges for the
-  responder's values.
+  hands among threads for ``W`` and the opener's values, then what the responder's
+  edges lead to for the responder's values.
 
 Each output cell is summed by one thread, in the same order as the serial kernel
 (over a node's edges in order, then over the other player's hands in order), so the
@@ -116,7 +116,8 @@ def _backward_parallel(
     so the opener's hands are split into ``blocks`` of neighbouring rows, one thread
     each, for the whole graph at once (one parallel loop, not one per node); the
     responder's values, which sum over the opener's hands, follow in a second loop, over
-    the responder's edges.
+    what the responder's edges lead to: each child's ``W`` is read once for all the
+    edges into it.
     """
     n0, n1 = p0.shape[0], p1.shape[0]
     nodes = order.shape[0]
@@ -153,24 +154,42 @@ def _backward_parallel(
                         for j in range(n1):
                             row[j] += sigma1[le, j] * values[i, j]
     if who == 1:
-        edges = start[nodes]
-        node_of = np.empty(edges, np.int64)
+        # The responder's edges grouped by what they lead to (a child node, or a call
+        # type's payoffs), so each child's W is read once for all its parents' edges.
+        targets = nodes + m0.shape[0]
+        first = np.zeros(targets + 1, np.int64)
         for n in range(nodes):
-            for e in range(start[n], start[n + 1]):
-                node_of[e] = n
-        for e in prange(edges):
-            n = node_of[e]
-            if actor[n] != 1:
+            if actor[n] == 1:
+                for e in range(start[n], start[n + 1]):
+                    c = child[e]
+                    first[(c if c >= 0 else nodes + etype[e]) + 1] += 1
+        for t in range(targets):
+            first[t + 1] += first[t]
+        fill = first[:-1].copy()
+        into = np.empty(first[targets], np.int64)
+        parent = np.empty(first[targets], np.int64)
+        for n in range(nodes):
+            if actor[n] == 1:
+                for e in range(start[n], start[n + 1]):
+                    c = child[e]
+                    t = c if c >= 0 else nodes + etype[e]
+                    into[fill[t]] = e
+                    parent[fill[t]] = n
+                    fill[t] += 1
+        for t in prange(targets):
+            lo, hi = first[t], first[t + 1]
+            if lo == hi:
                 continue
-            c = child[e]
-            values = total[c] if c >= 0 else m0[etype[e]]
-            le = local[e]
-            for j in range(n1):
-                q1[le, j] = 0.0
-            for i in range(n0):
-                wi = w0[n, i]
-                for j in range(n1):
-                    q1[le, j] -= wi * values[i, j]
+            values = total[t] if t < nodes else m0[t - nodes]
+            acc = np.empty(n1)
+            for x in range(lo, hi):
+                acc[:] = 0.0
+                n = parent[x]
+                for i in range(n0):
+                    wi = w0[n, i]
+                    for j in range(n1):
+                        acc[j] -= wi * values[i, j]
+                q1[local[into[x]], :] = acc
 
 
 def parallel(hands0: int, hands1: int) -> bool:
