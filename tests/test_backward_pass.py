@@ -183,3 +183,37 @@ def test_the_threads_benchmark_times_each_count_and_checks_they_agree(tmp_path, 
     assert list(results["idle"]) == ["1 thread", f"{max(THREADS, 2)} threads"]
     assert all(seconds > 0 for seconds in results["idle"].values())
     assert "round 4v4, memory 1: 96 nodes, 2,344 edges" in capsys.readouterr().out
+
+
+def _numpy_iterate(solver: AbstractSolver) -> None:
+    """One CFR+ iteration in array expressions: the update as it was written before
+    the compiled one (the oracle of the next test)."""
+    solver.t += 1
+    for a in (0, 1):
+        solver._passes(a, solver.sigma)
+        q, sigma = solver.q[a], solver.sigma[a]
+        cfv = solver._node_sums(a, q * sigma)
+        solver.regret[a] = np.maximum(solver.regret[a] + q - cfv, 0.0)
+        own = solver.reach[a][solver._edges[a][1]]
+        solver.avg[a] += solver.t * own * sigma
+        solver.sigma[a] = solver._matching(a, solver.regret[a])
+
+
+@pytest.mark.parametrize(
+    ("preset", "dice", "faces", "memory"),
+    [("perudo", 2, 4, 2), ("openspiel_liars_dice", 1, 6, 1), ("jokers", 3, 6, 1)],
+)
+def test_the_compiled_update_is_the_array_expressions(preset, dice, faces, memory):
+    """Regrets, averages and strategies after several iterations: those of the array
+    expressions, up to rounding (numpy's ``reduceat`` sums a node's edges in an order
+    of its own; the kernel sums them in order)."""
+    for which in (0, 1):
+        _, compiled = _round(preset, dice, faces, memory, which)
+        _, arrays = _round(preset, dice, faces, memory, which)
+        for _ in range(4):
+            compiled.iterate(1)
+            _numpy_iterate(arrays)
+        for a in (0, 1):
+            for name in ("regret", "avg", "sigma"):
+                got, want = getattr(compiled, name)[a], getattr(arrays, name)[a]
+                np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13, err_msg=name)

@@ -84,6 +84,51 @@ from liars_env.solver.recall_graph import (
 )
 from liars_env.solver.solution import write_npz
 
+try:  # numba is a dependency of the package; plain Python runs the same loop (slowly)
+    from numba import njit
+except ImportError:  # pragma: no cover
+
+    def njit(*args, **kwargs):
+        """Identity decorator standing in for numba's."""
+        return args[0] if args and callable(args[0]) else (lambda f: f)
+
+
+@njit(cache=True)
+def _update(first, node_of, q, sigma, regret, avg, reach, t):  # pragma: no cover
+    """One role's CFR+ update after its pass, in place: regrets, average, next strategy.
+
+    Per node and hand: the node's value ``cfv`` (the sum over its edges, in order, of
+    ``q * sigma``), regrets ``max(regret + q - cfv, 0)``, the average grown by ``t``
+    times the own reach times ``sigma``, and regret matching (uniform where no regret
+    is positive). The same operations in the same order as the array expressions of
+    :meth:`AbstractSolver._matching`, in one sweep of the arrays instead of a dozen.
+    """
+    hands = q.shape[1]
+    cfv = np.empty(hands)
+    total = np.empty(hands)
+    for k in range(first.shape[0] - 1):
+        lo, hi = first[k], first[k + 1]
+        if lo == hi:
+            continue
+        node = node_of[lo]
+        cfv[:] = 0.0
+        for e in range(lo, hi):
+            for h in range(hands):
+                cfv[h] += q[e, h] * sigma[e, h]
+        total[:] = 0.0
+        for e in range(lo, hi):
+            for h in range(hands):
+                r = regret[e, h] + q[e, h] - cfv[h]
+                r = max(r, 0.0)
+                regret[e, h] = r
+                avg[e, h] += t * reach[node, h] * sigma[e, h]
+                total[h] += r
+        uniform = 1.0 / (hi - lo)
+        for e in range(lo, hi):
+            for h in range(hands):
+                sigma[e, h] = regret[e, h] / total[h] if total[h] > 0 else uniform
+
+
 TOLERANCE = 1e-5
 """The default ``tolerance`` of the values of rounds that repeat (:func:`solve_blueprint`)."""
 
@@ -120,6 +165,7 @@ class AbstractSolver:
             counts = np.diff(graph.start)[mine]
             self._first.append(np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64))
         sizes = [len(self._edges[a][1]) for a in (0, 1)]
+        self._bounds = [np.append(self._first[a], sizes[a]).astype(np.int64) for a in (0, 1)]
         self.regret = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.avg = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.sigma = [self._matching(a, self.regret[a]) for a in (0, 1)]
@@ -152,12 +198,10 @@ class AbstractSolver:
             self.t += 1
             for a in (0, 1):
                 self._passes(a, self.sigma)
-                q, sigma = self.q[a], self.sigma[a]
-                cfv = self._node_sums(a, q * sigma)
-                self.regret[a] = np.maximum(self.regret[a] + q - cfv, 0.0)
-                own = self.reach[a][self._edges[a][1]]
-                self.avg[a] += self.t * own * sigma
-                self.sigma[a] = self._matching(a, self.regret[a])
+                _update(
+                    self._bounds[a], self._edges[a][1], self.q[a], self.sigma[a],
+                    self.regret[a], self.avg[a], self.reach[a], float(self.t),
+                )  # fmt: skip
 
     def average(self) -> list[np.ndarray]:
         """Each role's average strategy ``[edge, hand]`` (uniform where unreached)."""
