@@ -395,7 +395,11 @@ def render_blueprint_card(bp: dict) -> str:
         "",
         f"CFR+ on every round's graph, {bp['iterations']} iterations a round, from the last "
         f"rounds back: {bp['solve_minutes']:.0f} minutes on one core of the project's 2-core "
-        "CPU. "
+        + (
+            f"CPU, {bp['solve_minutes_both_cores']:.0f} on both (numba's threads, the default). "
+            if bp.get("solve_minutes_both_cores")
+            else "CPU. "
+        )
         + (
             "A right calza gives a die back, so rounds lead back to each other: they are "
             f"swept again until no round's value moves by {bp['tolerance']:g}. "
