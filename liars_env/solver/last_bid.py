@@ -100,8 +100,10 @@ def _update(first, node_of, q, sigma, regret, avg, reach, t):  # pragma: no cove
     Per node and hand: the node's value ``cfv`` (the sum over its edges, in order, of
     ``q * sigma``), regrets ``max(regret + q - cfv, 0)``, the average grown by ``t``
     times the own reach times ``sigma``, and regret matching (uniform where no regret
-    is positive). The same operations in the same order as the array expressions of
-    :meth:`AbstractSolver._matching`, in one sweep of the arrays instead of a dozen.
+    is positive, as :meth:`AbstractSolver._matching`), in one sweep of the arrays
+    instead of a dozen array expressions. A node's edges are summed in order, so the
+    numbers differ from those expressions (numpy's ``reduceat`` has an order of its
+    own) in the last bits only.
     """
     hands = q.shape[1]
     cfv = np.empty(hands)
