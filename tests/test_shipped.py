@@ -61,13 +61,27 @@ def test_a_shipped_model_serves_every_preset_with_its_rules():
         make_agent(f"checkpoint:{folder}", RuleSet.preset("sanford", num_players=3), seed=0)
 
 
-def test_the_shipped_blueprint_table_is_its_pipelines_and_plays():
-    """``blueprints/perudo_2p`` ships its table: under the 5 MiB a tracked file may take,
-    solved with its pipeline's settings, written with the lightest cells coarsened, and
-    it plays for its rules."""
+SHIPPED_TABLES = ["perudo_2p", "perudo_palifico_2p"]
+"""The blueprints whose tables are tracked (``.gitignore`` lets them in)."""
+
+
+def test_the_tracked_tables_are_the_ones_named():
+    """Every blueprint folder with a tracked table is named above, and only those: the
+    others are built by their pipelines."""
+    root = Path(__file__).parents[1]
+    ignore = (root / ".gitignore").read_text().splitlines()
+    tracked = sorted(line.split("/")[1] for line in ignore if line.startswith("!blueprints/"))
+    assert tracked == sorted(SHIPPED_TABLES)
+
+
+@pytest.mark.parametrize("name", SHIPPED_TABLES)
+def test_the_shipped_blueprint_table_is_its_pipelines_and_plays(name):
+    """A blueprint that ships its table: under the 5 MiB a tracked file may take, solved
+    with its pipeline's settings, written with the lightest cells coarsened, and it
+    plays for its rules."""
     import yaml
 
-    folder = Path(__file__).parents[1] / "blueprints" / "perudo_2p"
+    folder = Path(__file__).parents[1] / "blueprints" / name
     table = folder / "blueprint.npz"
     assert table.stat().st_size < 5 * 1024 * 1024
     with np.load(table, allow_pickle=False) as data:
