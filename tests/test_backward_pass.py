@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 
 from liars_env.rules import RuleSet
 from liars_env.solver import backward_pass
-from liars_env.solver.backward_pass import _backward_parallel, _backward_serial, backward
+from liars_env.solver.backward_pass import (
+    BackwardPass,
+    _backward_parallel,
+    _backward_serial,
+    _grouped_by_target,
+)
 from liars_env.solver.best_response import opener_payoff
 from liars_env.solver.last_bid import AbstractSolver
 from liars_env.solver.recall_graph import round_graphs
@@ -78,11 +83,13 @@ def test_the_parallel_kernel_sums_as_the_serial_one(
     blocks = min(blocks, len(solver.p[0]))
     for who in (-1, 0, 1):
         serial = _outputs(_backward_serial, solver, sigma, who)
-        parallel = _outputs(_backward_parallel, solver, sigma, who, blocks)
+        groups = _grouped_by_target(graph)
+        parallel = _outputs(_backward_parallel, solver, sigma, who, blocks, *groups)
         assert not np.isnan(serial[0]).any()
         _assert_same(serial, parallel, who)
 
 
+@pytest.mark.skipif(THREADS < 2, reason="numba has one thread on this machine")
 def test_the_thread_count_changes_no_bit_of_a_solve(monkeypatch):
     """A round of 4 dice each (126 × 126 hands, past ``PARALLEL_PAIRS``): ten CFR+
     iterations on one thread and on two give the same average strategy and value."""
@@ -112,7 +119,7 @@ def test_small_rounds_stay_on_one_thread():
 
 @pytest.mark.parametrize("who", [-1, 0, 1])
 def test_backward_writes_what_the_serial_kernel_writes(monkeypatch, who):
-    """``backward`` on the parallel path (forced) and the serial kernel agree."""
+    """``BackwardPass`` on the parallel path (forced) and the serial kernel agree."""
     _, solver = _round("perudo", 2, 6, 1, 3)
     rng = np.random.default_rng(who + 1)
     sigma = [_strategy(solver, role, rng) for role in (0, 1)]
@@ -121,7 +128,7 @@ def test_backward_writes_what_the_serial_kernel_writes(monkeypatch, who):
     monkeypatch.setattr(backward_pass, "PARALLEL_PAIRS", 0)
     total = np.full_like(solver.W, np.nan)
     q = [np.full_like(x, np.nan) for x in solver.q]
-    backward(solver.graph, solver.m0, sigma, solver.reach, solver.p, total, q, who)
+    BackwardPass(solver.graph)(solver.m0, sigma, solver.reach, solver.p, total, q, who)
     _assert_same(serial, (total, q), who)
 
 
@@ -159,7 +166,7 @@ def test_solves_in_several_threads_at_once_run_and_agree():
     """Two Python threads in the parallel kernel at once (a web server's or an
     evaluation's threads), with numba's ``workqueue`` threading layer, the one it falls
     back on without OpenMP or TBB, which aborts the process on concurrent launches:
-    ``backward`` takes turns, and every pass gives the same numbers."""
+    ``BackwardPass`` takes turns, and every pass gives the same numbers."""
     import os
     import subprocess
     import sys

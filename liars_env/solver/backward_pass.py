@@ -16,7 +16,7 @@ Two kernels compute it, compiled with numba:
 
 Each output cell is summed by one thread, in the same order as the serial kernel
 (over a node's edges in order, then over the other player's hands in order), so the
-result does not depend on how many threads run it. :func:`backward` runs the parallel
+result does not depend on how many threads run it. :class:`BackwardPass` runs the parallel
 kernel where a round has at least :data:`PARALLEL_PAIRS` hand pairs (on the small
 games, waking the threads costs more than a whole pass) and numba has more than one
 thread: as many as the machine has cores by default; ``NUMBA_NUM_THREADS=1`` keeps a
@@ -108,7 +108,7 @@ def _backward_serial(
 @njit(cache=True, fastmath=True, parallel=True)
 def _backward_parallel(
     order, actor, start, child, local, etype, m0, sigma0, sigma1,
-    reach0, reach1, p0, p1, total, q0, q1, who, blocks,
+    reach0, reach1, p0, p1, total, q0, q1, who, blocks, first, into, parent,
 ):  # fmt: skip  # pragma: no cover
     """``_backward_serial``, its sums split over numba's threads.
 
@@ -117,7 +117,8 @@ def _backward_parallel(
     each, for the whole graph at once (one parallel loop, not one per node); the
     responder's values, which sum over the opener's hands, follow in a second loop, over
     what the responder's edges lead to: each child's ``W`` is read once for all the
-    edges into it.
+    edges into it. ``first``, ``into``, ``parent``: the responder's edges grouped by
+    target (:class:`BackwardPass`).
     """
     n0, n1 = p0.shape[0], p1.shape[0]
     nodes = order.shape[0]
@@ -154,28 +155,7 @@ def _backward_parallel(
                         for j in range(n1):
                             row[j] += sigma1[le, j] * values[i, j]
     if who == 1:
-        # The responder's edges grouped by what they lead to (a child node, or a call
-        # type's payoffs), so each child's W is read once for all its parents' edges.
-        targets = nodes + m0.shape[0]
-        first = np.zeros(targets + 1, np.int64)
-        for n in range(nodes):
-            if actor[n] == 1:
-                for e in range(start[n], start[n + 1]):
-                    c = child[e]
-                    first[(c if c >= 0 else nodes + etype[e]) + 1] += 1
-        for t in range(targets):
-            first[t + 1] += first[t]
-        fill = first[:-1].copy()
-        into = np.empty(first[targets], np.int64)
-        parent = np.empty(first[targets], np.int64)
-        for n in range(nodes):
-            if actor[n] == 1:
-                for e in range(start[n], start[n + 1]):
-                    c = child[e]
-                    t = c if c >= 0 else nodes + etype[e]
-                    into[fill[t]] = e
-                    parent[fill[t]] = n
-                    fill[t] += 1
+        targets = first.shape[0] - 1
         for t in prange(targets):
             lo, hi = first[t], first[t + 1]
             if lo == hi:
@@ -193,39 +173,72 @@ def _backward_parallel(
 
 
 def parallel(hands0: int, hands1: int) -> bool:
-    """Whether :func:`backward` runs a round of these hand counts on numba's threads."""
+    """Whether :class:`BackwardPass` runs a round of these hand counts on numba's threads."""
     return hands0 * hands1 >= PARALLEL_PAIRS and get_num_threads() > 1
 
 
-def backward(
-    graph: AbstractRound,
-    m0: np.ndarray,
-    sigma: Sequence[np.ndarray],
-    reach: Sequence[np.ndarray],
-    probs: Sequence[np.ndarray],
-    total: np.ndarray,
-    q: Sequence[np.ndarray],
-    who: int,
-) -> None:
-    """The backward pass: ``total = W`` and ``who``'s counterfactual values, in place.
+def _grouped_by_target(graph: AbstractRound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The responder's edges grouped by what they lead to.
+
+    A child node ``c`` is target ``c``, a call of type ``t`` target ``nodes + t``.
+    Returns ``first`` (each target's first place in ``into``, then the total), ``into``
+    (edge ids, in edge order within a target) and ``parent`` (each one's node).
+    """
+    nodes = len(graph.actor)
+    node_of = np.repeat(np.arange(nodes), np.diff(graph.start))
+    edges = np.flatnonzero(graph.actor[node_of] == 1)
+    child = graph.child[edges]
+    target = np.where(child >= 0, child, nodes + graph.etype[edges])
+    order = np.argsort(target, kind="stable")
+    calls = int(graph.etype.max()) + 1 if len(graph.etype) else 0
+    count = np.bincount(target, minlength=nodes + calls)
+    first = np.concatenate([[0], np.cumsum(count)]).astype(np.int64)
+    into = edges[order].astype(np.int64)
+    return first, into, node_of[into].astype(np.int64)
+
+
+class BackwardPass:
+    """The backward pass of one round's graph: ``W`` and one role's counterfactual values.
+
+    What depends on the graph alone (the responder's edges grouped by target, for the
+    parallel kernel) is computed once, here.
 
     Args:
         graph: The round's graph.
-        m0: The opener's payoff per call type and hand pair.
-        sigma: Each role's strategy ``[edge, hand]``.
-        reach: Each role's reach ``[node, hand]``, from the forward pass.
-        probs: Each role's hand probabilities.
-        total: ``W[node, hand0, hand1]``, written.
-        q: Each role's counterfactual values ``[edge, hand]``; ``who``'s are written.
-        who: The role whose values are written (0 or 1), or -1 for ``W`` alone.
     """
-    g = graph
-    args = (
-        g.order, g.actor, g.start, g.child, g.local, g.etype, m0, sigma[0], sigma[1],
-        reach[0], reach[1], probs[0], probs[1], total, q[0], q[1], who,
-    )  # fmt: skip
-    if parallel(len(probs[0]), len(probs[1])):
-        with _ONE_AT_A_TIME:  # numba's default threading layer aborts on concurrent launches
-            _backward_parallel(*args, get_num_threads())
-    else:
-        _backward_serial(*args)
+
+    def __init__(self, graph: AbstractRound) -> None:
+        self.graph = graph
+        self._groups = _grouped_by_target(graph)
+
+    def __call__(
+        self,
+        m0: np.ndarray,
+        sigma: Sequence[np.ndarray],
+        reach: Sequence[np.ndarray],
+        probs: Sequence[np.ndarray],
+        total: np.ndarray,
+        q: Sequence[np.ndarray],
+        who: int,
+    ) -> None:
+        """Writes ``total = W`` and ``who``'s counterfactual values, in place.
+
+        Args:
+            m0: The opener's payoff per call type and hand pair.
+            sigma: Each role's strategy ``[edge, hand]``.
+            reach: Each role's reach ``[node, hand]``, from the forward pass.
+            probs: Each role's hand probabilities.
+            total: ``W[node, hand0, hand1]``, written.
+            q: Each role's counterfactual values ``[edge, hand]``; ``who``'s are written.
+            who: The role whose values are written (0 or 1), or -1 for ``W`` alone.
+        """
+        g = self.graph
+        args = (
+            g.order, g.actor, g.start, g.child, g.local, g.etype, m0, sigma[0], sigma[1],
+            reach[0], reach[1], probs[0], probs[1], total, q[0], q[1], who,
+        )  # fmt: skip
+        if parallel(len(probs[0]), len(probs[1])):
+            with _ONE_AT_A_TIME:  # numba's default threading layer aborts on concurrent launches
+                _backward_parallel(*args, get_num_threads(), *self._groups)
+        else:
+            _backward_serial(*args)

@@ -54,7 +54,7 @@ import numpy as np
 
 from liars_env.engine import LiarsDiceGame
 from liars_env.rules import RuleSet
-from liars_env.solver.backward_pass import backward
+from liars_env.solver.backward_pass import BackwardPass
 from liars_env.solver.best_response import _sweep, opener_payoff
 from liars_env.solver.blueprint_file import (
     LIGHT_MASS,
@@ -161,13 +161,12 @@ class AbstractSolver:
         nodes = len(graph.actor)
         self.m0 = np.ascontiguousarray(m0, dtype=np.float64)
         self._edges = [graph.edges_of(a) for a in (0, 1)]
-        self._first = []  # each role's first local edge of each of its nodes
+        self._bounds = []  # each role's nodes' first local edges, then its edge count
         for a in (0, 1):
-            mine, _ = self._edges[a]
-            counts = np.diff(graph.start)[mine]
-            self._first.append(np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64))
+            counts = np.diff(graph.start)[self._edges[a][0]]
+            self._bounds.append(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
         sizes = [len(self._edges[a][1]) for a in (0, 1)]
-        self._bounds = [np.append(self._first[a], sizes[a]).astype(np.int64) for a in (0, 1)]
+        self._backward = BackwardPass(graph)
         self.regret = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.avg = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.sigma = [self._matching(a, self.regret[a]) for a in (0, 1)]
@@ -178,21 +177,21 @@ class AbstractSolver:
 
     def _node_sums(self, a: int, x: np.ndarray) -> np.ndarray:
         """Per node of role ``a``, the sum of ``x[edge]`` over its edges, per edge."""
-        first = self._first[a]
+        first = self._bounds[a][:-1]
         sums = np.add.reduceat(x, first, axis=0) if len(first) else x[:0]
-        return np.repeat(sums, np.diff(np.append(first, len(x))), axis=0)
+        return np.repeat(sums, np.diff(self._bounds[a]), axis=0)
 
     def _matching(self, a: int, regret: np.ndarray) -> np.ndarray:
         positive = np.maximum(regret, 0.0)
         total = self._node_sums(a, positive)
-        counts = np.diff(np.append(self._first[a], len(regret)))
+        counts = np.diff(self._bounds[a])
         uniform = np.repeat(1.0 / np.maximum(counts, 1), counts)[:, None]
         return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
 
     def _passes(self, who: int, sigma: list[np.ndarray]) -> None:
         g = self.graph
         _forward(g.order, g.actor, g.start, g.child, g.local, sigma[0], sigma[1], *self.reach)
-        backward(g, self.m0, sigma, self.reach, self.p, self.W, self.q, who)
+        self._backward(self.m0, sigma, self.reach, self.p, self.W, self.q, who)
 
     def iterate(self, n: int = 1) -> None:
         """Runs ``n`` CFR+ iterations."""
