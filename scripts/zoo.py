@@ -344,8 +344,9 @@ def blueprint_section(blueprints: list[dict]) -> list[str]:
         "",
         "Solved, not trained: CFR+ on every round with each player remembering part of the "
         "round's bids ([the blueprint](blueprint.md)), in `blueprints/<name>/` "
-        "(`card.md`, `eval.json`, and `blueprint.npz`: shipped for `perudo_2p`, built by "
-        "the pipeline for the others); "
+        "(`card.md`, `eval.json`, and `blueprint.npz`: shipped for "
+        + ", ".join(f"`{bp['name']}`" for bp in blueprints if bp.get("shipped"))
+        + ", built by the pipeline for the others); "
         "play one as `blueprint:blueprints/<name>`. "
         "Win rates of the blueprint, seats rotated, 95% Wilson intervals (games).",
         "",
