@@ -84,6 +84,17 @@ def reference_of(preset: str, root: Path = Path("checkpoints")) -> str | None:
     return f"checkpoint:{folder}" if (folder / "meta.json").exists() else None
 
 
+def default_opponents(preset: str) -> list[str]:
+    """The opponents ``compare`` plays by default: the trained 2-player model of
+    ``preset`` (:func:`reference_of`), if one ships, and every bot.
+
+    Example:
+        >>> default_opponents("jokers")[:2]
+        ['checkpoint:checkpoints/jokers_2p', 'random']
+    """
+    return [o for o in (reference_of(preset), *BOTS) if o is not None]
+
+
 def small_rules(name: str) -> RuleSet:
     """The rule set of a small game of :data:`SMALL_GAMES`."""
     if name not in SMALL_GAMES:
@@ -498,6 +509,10 @@ def run_compare(ns: argparse.Namespace) -> int:
     out = Path(ns.out)
     data = _load(out)
     rules = RuleSet.preset(ns.rules, num_players=2)
+    if ns.games == 0:
+        ns.opponents = []
+    elif ns.opponents is None:
+        ns.opponents = default_opponents(ns.rules)
     for spec in ns.agents:
         row = data.setdefault(spec, {})
         if ns.rounds > 0 and f"lbr {ns.rounds} {ns.response} {ns.seed}" not in row:
@@ -577,8 +592,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare = sub.add_parser("compare", help="candidates side by side (LBR, head to head)")
     compare.add_argument("--agents", nargs="+", required=True, help="the candidates' specs")
-    compare.add_argument("--opponents", nargs="+", default=[REFERENCE, *BOTS])
-    compare.add_argument("--games", type=int, default=2000, help="games per pair")
+    compare.add_argument(
+        "--opponents",
+        nargs="+",
+        help="default: the trained 2-player model of --rules, if one ships, and every bot",
+    )
+    compare.add_argument("--games", type=int, default=2000, help="games per pair (0: skip)")
     compare.add_argument("--rounds", type=int, default=100, help="LBR games (0: skip)")
     compare.add_argument("--rules", default="perudo", help="a 2-player preset")
     for p in (small, table, compare):

@@ -239,6 +239,22 @@ def test_the_compare_benchmark_measures_each_pair_and_resumes(tmp_path, capsys):
     assert "| `probabilistic` | " in (text := capsys.readouterr().out) and "0.123" in text
 
 
+def test_the_compare_benchmark_without_games_measures_lbr_alone(tmp_path, capsys):
+    """``--games 0`` skips the head to head games (``--rounds 0`` skips LBR); left out,
+    the opponents are the trained model of ``--rules``, not ``perudo_2p``."""
+    from helpers import load_script
+
+    bench = load_script("benchmarks/lbr.py")
+    out = tmp_path / "compare.json"
+    argv = ["compare", "--rules", "jokers", "--agents", "bold", "--games", "0"]
+    assert bench.main([*argv, "--rounds", "2", "--out", str(out)]) == 0
+    assert list(json.loads(out.read_text())["bold"]) == ["lbr 2 policy 0"]
+    assert capsys.readouterr().out.splitlines()[-3:][0] == "| agent | LBR (2, `policy`) |"
+    assert bench.default_opponents("jokers") == ["checkpoint:checkpoints/jokers_2p", *bench.BOTS]
+    assert bench.default_opponents("common_hand_spot_on") == bench.BOTS
+    assert bench.default_opponents("perudo")[0] == bench.REFERENCE
+
+
 def test_a_blueprint_of_other_rules_meets_the_trained_model_of_its_rules(tmp_path, monkeypatch):
     """The strength page's head to head column: ``perudo_2p`` for perudo, the model of
     the blueprint's own rules (named in the cell) for calza, "other rules" without one."""
