@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -291,6 +292,20 @@ def test_a_blueprint_stage_builds_a_blueprint_agent_and_resumes(tmp_path):
     lines.clear()
     run_pipeline(path, runs_dir=tmp_path / "runs", log=lines.append)
     assert lines == ["[bp 1/1] solve (blueprint): built (" + str(model) + ")"]
+    # another light_mass: the error names the record to delete, and the rounds are kept
+    path.write_text(
+        path.read_text().replace("max_bytes: 300000", "max_bytes: 300000, light_mass: 0.1")
+    )
+    record = tmp_path / "runs" / "bp" / "solve" / "stage.json"
+    with pytest.raises(ValueError, match=f"delete {record} to rebuild it"):
+        run_pipeline(path, runs_dir=tmp_path / "runs", log=lines.append)
+    record.unlink()
+    lines.clear()
+    run_pipeline(path, runs_dir=tmp_path / "runs", out=out, log=lines.append)
+    assert any(line.endswith("(kept)") for line in lines)  # read back, not solved again
+    assert not any(line.endswith(" s)") and "round" in line for line in lines)
+    with np.load(out / "blueprint.npz", allow_pickle=False) as data:
+        assert json.loads(str(data["meta"]))["light"]["mass"] == 0.1
 
 
 MODEL_PIPELINES = sorted((ROOT / "configs" / "models").glob("*.yaml"))

@@ -413,10 +413,17 @@ def run_pipeline(
         fingerprint = _fingerprint(stage, spec, overrides, inputs)
         record = _read_record(folder)
         if record is not None and record["fingerprint"] != fingerprint:
+            rebuild = "delete that folder to rebuild it and the stages after it"
+            if stage.kind == "blueprint":  # its rounds are kept by their own settings
+                rebuild = (
+                    f"delete {folder / STAGE_RECORD} to rebuild it and the stages after it "
+                    f"(the rounds it solved, in {folder / 'rounds'}, are read back where "
+                    f"their rules and settings are the same: a new light_mass solves nothing "
+                    f"again)"
+                )
             raise ValueError(
                 f"{header}: {folder} was built from other settings, or from earlier stages "
-                f"built since, than the file's now; delete that folder to rebuild it (and the "
-                f"stages after it), or run with another --runs-dir"
+                f"built since, than the file's now; {rebuild}, or run with another --runs-dir"
             )
         if record is not None:
             models[stage.name] = Path(record["model"])
