@@ -85,8 +85,10 @@ def reference_of(preset: str, root: Path = Path("checkpoints")) -> str | None:
 
 
 def default_opponents(preset: str) -> list[str]:
-    """The opponents ``compare`` plays by default: the trained 2-player model of
-    ``preset`` (:func:`reference_of`), if one ships, and every bot.
+    """The opponents ``compare`` plays by default.
+
+    The trained 2-player model of ``preset`` (:func:`reference_of`), if one ships, and
+    every bot.
 
     Example:
         >>> default_opponents("jokers")[:2]
@@ -121,8 +123,8 @@ def two_player_models(root: Path = Path("checkpoints")) -> list[tuple[str, str]]
 def shipped_blueprints(root: Path = Path("blueprints")) -> list[tuple[str, str]]:
     """``(blueprint spec, preset)`` of every blueprint of the project (``blueprints/*/``).
 
-    Its ``blueprint.npz`` is built by its pipeline (``configs/blueprints/NAME.yaml``),
-    needed only where its row is measured again.
+    Its ``blueprint.npz`` ships where it fits 5 MiB, or is built by its pipeline
+    (``configs/blueprints/NAME.yaml``); it is needed only where its row is measured again.
     """
     out = []
     for path in sorted(root.glob("*/eval.json")):
