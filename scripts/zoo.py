@@ -337,6 +337,16 @@ def remembers(bp: dict) -> str:
     return text
 
 
+def light_note(bp: dict) -> str:
+    """How a blueprint's table rounds its light cells, where its pipeline sets it."""
+    if "light_mass" not in bp:  # the default of Blueprint.save
+        return ""
+    return (
+        f"; the lightest {bp['light_mass']:.0%} of each round's cells in steps of 1/5, "
+        "[its file](../../docs/blueprint.md#its-file)"
+    )
+
+
 def blueprint_section(blueprints: list[dict]) -> list[str]:
     """The blueprints' section of ``docs/models.md``."""
     out = [
@@ -382,7 +392,7 @@ def render_blueprint_card(bp: dict) -> str:
         "",
         (
             f"- Its table ships with the project ({bp['size_mb']} MB, "
-            f"`blueprints/{bp['name']}/blueprint.npz`); rebuild it with "
+            f"`blueprints/{bp['name']}/blueprint.npz`{light_note(bp)}); rebuild it with "
             if bp.get("shipped")
             else f"- Build it first (its table is generated, not tracked: {bp['size_mb']} MB): "
         )

@@ -390,6 +390,7 @@ def test_every_run_on_a_card_is_a_stage_of_its_pipeline(path):
 def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
     """The pipeline's blueprint stage has the rules and settings its card's figures are of."""
     from liars_env.rules import RuleSet
+    from liars_env.solver.blueprint_file import LIGHT_MASS
 
     built = load_pipeline(path)
     result = built.stage(built.result)
@@ -406,5 +407,6 @@ def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
     assert card.get("max_memory") == spec.get("max_memory")
     assert card.get("max_bytes") == spec.get("max_bytes")
     assert card.get("tolerance") == spec.get("tolerance")  # calza's fixed point
+    assert card.get("light_mass", LIGHT_MASS) == spec.get("light_mass", LIGHT_MASS)
     command = f"liars-train --pipeline configs/blueprints/{path.name} --out blueprints/{path.stem}"
     assert command in (ROOT / "blueprints" / path.stem / "card.md").read_text()

@@ -75,15 +75,19 @@ def test_the_tracked_tables_are_the_ones_that_ship():
     root = Path(__file__).parents[1]
     ignore = (root / ".gitignore").read_text().splitlines()
     tracked = sorted(line.split("/")[1] for line in ignore if line.startswith("!blueprints/"))
-    assert tracked == SHIPPED_TABLES == ["perudo_2p", "perudo_palifico_2p"]
+    assert tracked == SHIPPED_TABLES
+    assert SHIPPED_TABLES == ["jokers_2p", "perudo_2p", "perudo_calza_2p", "perudo_palifico_2p"]
 
 
 @pytest.mark.parametrize("name", SHIPPED_TABLES)
 def test_the_shipped_blueprint_table_is_its_pipelines_and_plays(name):
     """A blueprint that ships its table: under the 5 MiB a tracked file may take, solved
-    with its pipeline's settings, written with the lightest cells coarsened, and it
-    plays for its rules."""
+    with its pipeline's settings, written with its pipeline's share of light cells
+    coarsened, and it plays for its rules."""
     import yaml
+
+    from liars_env.solver.blueprint_file import LIGHT_MASS
+    from liars_env.solver.recall_graph import MAX_BYTES
 
     folder = Path(__file__).parents[1] / "blueprints" / name
     table = folder / "blueprint.npz"
@@ -95,9 +99,12 @@ def test_the_shipped_blueprint_table_is_its_pipelines_and_plays(name):
     recipe = stage["blueprint"]
     rules = RuleSet.preset(recipe["rules"], num_players=recipe["players"])
     assert RuleSet.from_dict(meta["rules"]) == rules
+    # what a blueprint stage solves with where its pipeline says nothing
+    defaults = {"memory": 1, "faces": 0, "max_memory": None, "max_bytes": MAX_BYTES}
     for setting in ("memory", "faces", "max_memory", "max_bytes", "iterations"):
-        assert meta[setting] == recipe[setting], setting
+        assert meta[setting] == recipe.get(setting, defaults.get(setting)), setting
     assert meta["format"] == "xz" and meta["light"]["mass"] > 0
+    assert meta["light"]["mass"] == recipe.get("light_mass", LIGHT_MASS)
     card = (folder / "card.md").read_text()
     assert "ships with the project" in card
     assert_plays_legal_moves(folder, rules, kind="blueprint")

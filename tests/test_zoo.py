@@ -87,6 +87,20 @@ def test_a_blueprints_figures_come_from_its_eval_json(tmp_path):
     assert "0.654" in (root / "docs" / "models.md").read_text()
 
 
+def test_a_blueprint_card_says_how_its_light_cells_are_kept(tmp_path):
+    """A pipeline's own ``light_mass`` (in ``eval.json``) is on the card; the default
+    (``Blueprint.save``'s) is not repeated."""
+    assert zoo.light_note({"name": "x"}) == ""
+    assert zoo.light_note({"light_mass": 0.05}).startswith("; the lightest 5% of each round")
+    root = copy_zoo(tmp_path)
+    path = root / "blueprints" / "jokers_2p" / "eval.json"
+    data = json.loads(path.read_text())
+    data["light_mass"] = 0.1
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    assert zoo.main(["--root", str(root)]) == 0
+    assert "the lightest 10% of each round" in (path.parent / "card.md").read_text()
+
+
 def test_a_hand_edited_card_is_reported(tmp_path):
     root = copy_zoo(tmp_path)
     card = root / "checkpoints" / "sanford_3p" / "card.md"

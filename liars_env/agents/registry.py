@@ -13,7 +13,7 @@ Specs:
 * ``blueprint``, ``blueprint:PATH``: the last-bid blueprint of a 2-player game at any dice
   count (:mod:`liars_env.solver.last_bid`): solved for the rules on first use and cached,
   or read from a file or a folder holding ``blueprint.npz``, e.g.
-  ``blueprint:blueprints/perudo_2p`` once built by its pipeline.
+  ``blueprint:blueprints/perudo_2p`` (shipped, or rebuilt by its pipeline).
 * ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
   at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
   ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
