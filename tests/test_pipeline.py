@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -297,7 +298,7 @@ def test_a_blueprint_stage_builds_a_blueprint_agent_and_resumes(tmp_path):
         path.read_text().replace("max_bytes: 300000", "max_bytes: 300000, light_mass: 0.1")
     )
     record = tmp_path / "runs" / "bp" / "solve" / "stage.json"
-    with pytest.raises(ValueError, match=f"delete {record} to rebuild it"):
+    with pytest.raises(ValueError, match=re.escape(f"delete {record} to rebuild it")):
         run_pipeline(path, runs_dir=tmp_path / "runs", log=lines.append)
     record.unlink()
     lines.clear()
