@@ -249,7 +249,7 @@ def test_the_compare_benchmark_without_games_measures_lbr_alone(tmp_path, capsys
     argv = ["compare", "--rules", "jokers", "--agents", "bold", "--games", "0"]
     assert bench.main([*argv, "--rounds", "2", "--out", str(out)]) == 0
     assert list(json.loads(out.read_text())["bold"]) == ["lbr 2 policy 0"]
-    assert capsys.readouterr().out.splitlines()[-3:][0] == "| agent | LBR (2, `policy`) |"
+    assert capsys.readouterr().out.splitlines()[-3] == "| agent | LBR (2, `policy`) |"
     assert bench.default_opponents("jokers") == ["checkpoint:checkpoints/jokers_2p", *bench.BOTS]
     assert bench.default_opponents("common_hand_spot_on") == bench.BOTS
     assert bench.default_opponents("perudo")[0] == bench.REFERENCE

@@ -86,8 +86,7 @@ def test_the_shipped_blueprint_table_is_its_pipelines_and_plays(name):
     coarsened, and it plays for its rules."""
     import yaml
 
-    from liars_env.solver.blueprint_file import LIGHT_MASS
-    from liars_env.solver.recall_graph import MAX_BYTES
+    from liars_train.pipeline import blueprint_settings
 
     folder = Path(__file__).parents[1] / "blueprints" / name
     table = folder / "blueprint.npz"
@@ -99,12 +98,11 @@ def test_the_shipped_blueprint_table_is_its_pipelines_and_plays(name):
     recipe = stage["blueprint"]
     rules = RuleSet.preset(recipe["rules"], num_players=recipe["players"])
     assert RuleSet.from_dict(meta["rules"]) == rules
-    # what a blueprint stage solves with where its pipeline says nothing
-    defaults = {"memory": 1, "faces": 0, "max_memory": None, "max_bytes": MAX_BYTES}
+    settings = blueprint_settings(recipe)  # with the defaults where the pipeline is silent
     for setting in ("memory", "faces", "max_memory", "max_bytes", "iterations"):
-        assert meta[setting] == recipe.get(setting, defaults.get(setting)), setting
+        assert meta[setting] == settings[setting], setting
     assert meta["format"] == "xz" and meta["light"]["mass"] > 0
-    assert meta["light"]["mass"] == recipe.get("light_mass", LIGHT_MASS)
+    assert meta["light"]["mass"] == settings["light_mass"]
     card = (folder / "card.md").read_text()
     assert "ships with the project" in card
     assert_plays_legal_moves(folder, rules, kind="blueprint")

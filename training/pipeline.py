@@ -282,6 +282,34 @@ def _check_exploit(where: str, spec: Any) -> None:
     parse_key_values(spec.get("set", []), what=f"{where}: exploit set")
 
 
+def blueprint_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``blueprint`` stage's solve and file settings, its defaults filled in.
+
+    The keys of :func:`~liars_env.solver.last_bid.solve_blueprint` (``iterations``,
+    ``memory``, ``faces``, ``max_memory``, ``max_bytes``, ``tolerance``) and
+    ``light_mass`` (:meth:`~liars_env.solver.last_bid.Blueprint.save`); unchecked
+    (:func:`blueprint_rules` checks them).
+
+    Example:
+        >>> blueprint_settings({"rules": "perudo", "memory": 2})["memory"]
+        2
+    """
+    from liars_env.solver.blueprint_file import LIGHT_MASS
+    from liars_env.solver.last_bid import TOLERANCE
+    from liars_env.solver.recall_graph import MAX_BYTES
+
+    defaults = {
+        "iterations": 400,
+        "memory": 1,
+        "faces": 0,
+        "max_memory": None,
+        "max_bytes": MAX_BYTES,
+        "tolerance": TOLERANCE,
+        "light_mass": LIGHT_MASS,
+    }
+    return {key: spec.get(key, default) for key, default in defaults.items()}
+
+
 def blueprint_rules(where: str, spec: Any):
     """The rule set of a ``blueprint`` stage's settings, checked.
 
@@ -290,10 +318,10 @@ def blueprint_rules(where: str, spec: Any):
             cannot solve.
     """
     from liars_env.rules import RuleSet
-    from liars_env.solver.blueprint_file import LIGHT_MASS, check_light_mass
+    from liars_env.solver.blueprint_file import check_light_mass
     from liars_env.solver.graph import check_supported
-    from liars_env.solver.last_bid import TOLERANCE, check_tolerance
-    from liars_env.solver.recall_graph import MAX_BYTES, check_max_memory, check_memory
+    from liars_env.solver.last_bid import check_tolerance
+    from liars_env.solver.recall_graph import check_max_memory, check_memory
 
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
@@ -302,18 +330,17 @@ def blueprint_rules(where: str, spec: Any):
             f"'rule'; got "
             f"{sorted(spec) if isinstance(spec, dict) else spec!r}"
         )
-    iterations = spec.get("iterations", 400)
+    settings = blueprint_settings(spec)
+    iterations = settings["iterations"]
     if type(iterations) is not int or iterations < 1:
         raise ValueError(
             f"{where}: blueprint iterations must be a positive int, got {iterations!r}"
         )
-    check_memory(spec.get("memory", 1), spec.get("faces", 0))
+    check_memory(settings["memory"], settings["faces"])
     try:
-        check_max_memory(
-            spec.get("memory", 1), spec.get("max_memory"), spec.get("max_bytes", MAX_BYTES)
-        )
-        check_tolerance(spec.get("tolerance", TOLERANCE))
-        check_light_mass(spec.get("light_mass", LIGHT_MASS))
+        check_max_memory(settings["memory"], settings["max_memory"], settings["max_bytes"])
+        check_tolerance(settings["tolerance"])
+        check_light_mass(settings["light_mass"])
     except ValueError as err:
         raise ValueError(f"{where}: blueprint {err}") from None
     options = spec.get("rule", {})
@@ -605,24 +632,16 @@ def _run_train(stage: Stage, settings: dict, overrides: Mapping[str, Any], base:
 
 
 def _run_blueprint(stage: Stage, spec: dict, folder: Path, log) -> Path:
-    from liars_env.solver.blueprint_file import LIGHT_MASS
-    from liars_env.solver.last_bid import TOLERANCE, solve_blueprint
-    from liars_env.solver.recall_graph import MAX_BYTES
+    from liars_env.solver.last_bid import solve_blueprint
 
     rules = blueprint_rules(f"stage {stage.name}", spec)
+    settings = blueprint_settings(spec)
+    light_mass = settings.pop("light_mass")
     blueprint = solve_blueprint(
-        rules,
-        spec.get("iterations", 400),
-        log=lambda line: log(f"  {line}"),
-        resume=folder / "rounds",
-        memory=spec.get("memory", 1),
-        faces=spec.get("faces", 0),
-        max_memory=spec.get("max_memory"),
-        max_bytes=spec.get("max_bytes", MAX_BYTES),
-        tolerance=spec.get("tolerance", TOLERANCE),
+        rules, log=lambda line: log(f"  {line}"), resume=folder / "rounds", **settings
     )
     model = folder / "model"
-    blueprint.save(model / BLUEPRINT_FILE, light_mass=spec.get("light_mass", LIGHT_MASS))
+    blueprint.save(model / BLUEPRINT_FILE, light_mass=light_mass)
     return model
 
 
