@@ -31,6 +31,7 @@ from liars_env.solver.recall_graph import (
     round_graphs,
     unreached_cells,
 )
+from liars_env.solver.solution import write_npz
 
 SMALL = {
     "perudo 1x3": RuleSet.preset("perudo", num_players=2, dice_per_player=1, faces=3),
@@ -373,6 +374,28 @@ def test_an_interrupted_solve_resumes_from_its_finished_rounds(tmp_path):
     other = solve_blueprint(rules, iterations=31, resume=tmp_path, log=lines.append)
     assert len(list(tmp_path.glob("round-*.npz"))) == 2 * len(kept)  # settings in the name
     assert other.iterations == 31
+
+
+def test_a_table_from_kept_rounds_counts_the_time_they_took_to_solve(tmp_path):
+    """Each kept round records its solve seconds; a solve that reads them back adds them
+    to its own time, so a table re-saved from kept rounds (a new ``light_mass``) still
+    says what its solve took. A file without the record counts 0."""
+    rules = SMALL["perudo 1x3"]
+    solve_blueprint(rules, iterations=20, resume=tmp_path)
+    files = sorted(tmp_path.glob("round-*.npz"))
+    for path in files:
+        with np.load(path) as data:
+            arrays = dict(data)
+        assert arrays["seconds"] > 0
+        arrays["seconds"] = np.float64(1000.0)
+        write_npz(path, arrays)
+    again = solve_blueprint(rules, iterations=20, resume=tmp_path)
+    assert 1000.0 * len(files) <= again.seconds < 1000.0 * len(files) + 60
+    for path in files:
+        with np.load(path) as data:
+            arrays = {k: v for k, v in data.items() if k != "seconds"}
+        write_npz(path, arrays)
+    assert solve_blueprint(rules, iterations=20, resume=tmp_path).seconds < 60
 
 
 def test_a_long_round_logs_how_far_it_is(monkeypatch):

@@ -282,7 +282,9 @@ class Blueprint:
         rounds: ``key -> [opener's, responder's]`` :class:`RolePlay`.
         values: ``key -> the opener's value`` under the blueprint.
         iterations: CFR+ iterations per round.
-        seconds: The solve's time.
+        seconds: The solve's time, in seconds: the call that made it, plus the
+            solve time each round read back from ``resume`` records, so a table
+            re-saved from kept rounds still says what solving them took.
         max_memory: The most bids a round remembers where its graph is small enough
             (:func:`~liars_env.solver.recall_graph.budgeted_round`; ``None``:
             ``memory`` in every round);
@@ -538,6 +540,7 @@ def solve_blueprint(
     values: dict[RoundState, float] = {}
     rounds: dict[RoundState, list[RolePlay]] = {}
     folder = Path(resume) if resume is not None else None
+    kept_seconds = 0.0  # what the rounds read back took to solve, when they were
 
     def evaluate(key: RoundState) -> float:
         t0 = time.perf_counter()
@@ -547,14 +550,17 @@ def solve_blueprint(
         path = _round_file(folder, rules, key, m0, settings) if folder else None
         kept = _kept_round(path) if path else None
         if kept is not None:
-            rounds[key], value = kept
+            rounds[key], value, took = kept
+            nonlocal kept_seconds
+            kept_seconds += took
         else:
             solver = AbstractSolver(graph, m0)
             _iterate(solver, iterations, key.label(), log)
             rounds[key] = [RolePlay.of(graph, a, s) for a, s in enumerate(solver.average())]
             value = solver.value()
             if path:
-                arrays = {"value": np.float64(value)}
+                took = time.perf_counter() - t0
+                arrays = {"value": np.float64(value), "seconds": np.float64(took)}
                 for role, play in enumerate(rounds[key]):
                     arrays |= _play_arrays(play, f"{role}_")
                 write_npz(path, arrays)
@@ -573,7 +579,7 @@ def solve_blueprint(
             )
 
     _sweep(trees, values, evaluate, 200, tolerance=tolerance, progress=progress)
-    seconds = time.perf_counter() - began
+    seconds = time.perf_counter() - began + kept_seconds
     return Blueprint(
         rules, start, memory, faces, rounds, values, iterations, seconds, max_memory, max_bytes
     )
@@ -588,11 +594,13 @@ def _round_file(folder, rules, key, m0, settings) -> Path:
     return Path(folder) / name
 
 
-def _kept_round(path: Path) -> tuple[list[RolePlay], float] | None:
+def _kept_round(path: Path) -> tuple[list[RolePlay], float, float] | None:
+    """A kept round's play, value and solve seconds (0 where its file has none)."""
     if not path.exists():
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
-            return [_play_from(data, f"{r}_") for r in (0, 1)], float(data["value"])
+            took = float(data["seconds"]) if "seconds" in data.files else 0.0
+            return [_play_from(data, f"{r}_") for r in (0, 1)], float(data["value"]), took
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         return None  # a damaged file: solve the round again
