@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 from test_trainer_golden import GOLDEN
@@ -47,10 +48,19 @@ def nodes():
 
 
 def _two_nodes(local) -> None:
-    """Back to a head and one worker node, whatever the test before left."""
+    """Back to a head and one worker node, whatever the test before left, both CPUs free.
+
+    A run starts its actors with ``ray_timeout`` to come up where the cluster has room
+    for them, else ``placement_timeout`` (3 s here): the CPUs of the test before's
+    actors are freed a moment after they are killed, and on a busy machine an actor
+    takes longer than 3 s to start, so a test starting at once would find no room.
+    """
     while len(local.worker_nodes) < 1:
         local.add_node(**NODE)
     local.wait_for_nodes()
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def _args(tmp_path, name: str, *sets: str) -> ppo.Args:
