@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -396,6 +397,28 @@ def test_a_table_from_kept_rounds_counts_the_time_they_took_to_solve(tmp_path):
             arrays = {k: v for k, v in data.items() if k != "seconds"}
         write_npz(path, arrays)
     assert solve_blueprint(rules, iterations=20, resume=tmp_path).seconds < 60
+
+
+def test_a_round_solved_and_read_back_in_one_call_is_timed_once(tmp_path, monkeypatch):
+    """Where a later sweep meets a round it solved with the same payoffs, the file it
+    wrote is read back: its seconds are already in the call's own time."""
+    from liars_env.solver import last_bid
+
+    sweep = last_bid._sweep
+
+    def sweep_then_again(trees, values, evaluate, *a, **k):
+        out = sweep(trees, values, evaluate, *a, **k)
+        for key in trees:  # the same values: the same payoffs, its file read back
+            evaluate(key)
+        return out
+
+    monkeypatch.setattr(last_bid, "_sweep", sweep_then_again)
+    lines: list[str] = []
+    began = time.perf_counter()
+    table = solve_blueprint(SMALL["perudo 1x3"], 20, lines.append, resume=tmp_path)
+    took = time.perf_counter() - began
+    assert sum("(kept)" in line for line in lines) == len(table.rounds)
+    assert table.seconds <= took
 
 
 def test_a_long_round_logs_how_far_it_is(monkeypatch):

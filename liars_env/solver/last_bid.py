@@ -541,8 +541,10 @@ def solve_blueprint(
     rounds: dict[RoundState, list[RolePlay]] = {}
     folder = Path(resume) if resume is not None else None
     kept_seconds = 0.0  # what the rounds read back took to solve, when they were
+    solved_here: set[Path] = set()  # (read back in a later sweep: already timed)
 
     def evaluate(key: RoundState) -> float:
+        nonlocal kept_seconds
         t0 = time.perf_counter()
         graph = graphs[key]
         m0 = graph.tree.payoffs(opener_payoff(values))
@@ -551,8 +553,8 @@ def solve_blueprint(
         kept = _kept_round(path) if path else None
         if kept is not None:
             rounds[key], value, took = kept
-            nonlocal kept_seconds
-            kept_seconds += took
+            if path not in solved_here:
+                kept_seconds += took
         else:
             solver = AbstractSolver(graph, m0)
             _iterate(solver, iterations, key.label(), log)
@@ -564,6 +566,7 @@ def solve_blueprint(
                 for role, play in enumerate(rounds[key]):
                     arrays |= _play_arrays(play, f"{role}_")
                 write_npz(path, arrays)
+                solved_here.add(path)
         if log:
             how = "kept" if kept is not None else f"{time.perf_counter() - t0:.1f} s"
             log(f"round {key.label()}: value {value:+.4f} for the opener ({how})")
