@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -287,26 +288,19 @@ def blueprint_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
 
     The keys of :func:`~liars_env.solver.last_bid.solve_blueprint` (``iterations``,
     ``memory``, ``faces``, ``max_memory``, ``max_bytes``, ``tolerance``) and
-    ``light_mass`` (:meth:`~liars_env.solver.last_bid.Blueprint.save`); unchecked
-    (:func:`blueprint_rules` checks them).
+    ``light_mass`` (:meth:`~liars_env.solver.last_bid.Blueprint.save`), with the
+    defaults of those two; unchecked (:func:`blueprint_rules` checks them).
 
     Example:
         >>> blueprint_settings({"rules": "perudo", "memory": 2})["memory"]
         2
     """
-    from liars_env.solver.blueprint_file import LIGHT_MASS
-    from liars_env.solver.last_bid import TOLERANCE
-    from liars_env.solver.recall_graph import MAX_BYTES
+    from liars_env.solver.last_bid import Blueprint, solve_blueprint
 
-    defaults = {
-        "iterations": 400,
-        "memory": 1,
-        "faces": 0,
-        "max_memory": None,
-        "max_bytes": MAX_BYTES,
-        "tolerance": TOLERANCE,
-        "light_mass": LIGHT_MASS,
-    }
+    solve = inspect.signature(solve_blueprint).parameters
+    keys = ("iterations", "memory", "faces", "max_memory", "max_bytes", "tolerance")
+    defaults = {key: solve[key].default for key in keys}
+    defaults["light_mass"] = inspect.signature(Blueprint.save).parameters["light_mass"].default
     return {key: spec.get(key, default) for key, default in defaults.items()}
 
 
