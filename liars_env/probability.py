@@ -10,7 +10,8 @@ matches gives the distribution of the count at a reveal.
 from __future__ import annotations
 
 from functools import lru_cache
-from math import comb
+from itertools import combinations_with_replacement
+from math import comb, lgamma, log
 
 import numpy as np
 
@@ -27,6 +28,33 @@ def match_probability(rules: RuleSet, face: int, *, palifico: bool) -> float:
     """
     wild = face != rules.wild_die and rules.ones_wild and not palifico
     return (2 if wild else 1) / rules.faces
+
+
+@lru_cache(maxsize=64)
+def hand_table(dice: int, faces: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every hand of ``dice`` dice, with its count of each face and its log chance.
+
+    Hands are sorted tuples of faces in ``itertools.combinations_with_replacement``
+    order. Returns read-only arrays (cached): ``hands`` ``(H, dice)``, the faces of each
+    hand; ``counts`` ``(H, faces + 1)``, the dice of each face (column 0 unused); and
+    ``log_prior`` ``(H,)``, the multinomial log chance of rolling that hand.
+
+    Example:
+        >>> hands, counts, log_prior = hand_table(2, 2)
+        >>> hands.tolist(), counts.tolist(), np.exp(log_prior).round(2).tolist()
+        ([[1, 1], [1, 2], [2, 2]], [[0, 2, 0], [0, 1, 1], [0, 0, 2]], [0.25, 0.5, 0.25])
+    """
+    hands = np.array(list(combinations_with_replacement(range(1, faces + 1), dice)), np.int64)
+    hands = hands.reshape(-1, dice)
+    counts = np.zeros((len(hands), faces + 1), np.int64)
+    for face in range(1, faces + 1):
+        counts[:, face] = (hands == face).sum(1)
+    log_prior = np.array(
+        [lgamma(dice + 1) - sum(lgamma(c + 1) for c in row[1:]) for row in counts]
+    ) - dice * log(faces)
+    for array in (hands, counts, log_prior):
+        array.flags.writeable = False
+    return hands, counts, log_prior
 
 
 @lru_cache(maxsize=4096)

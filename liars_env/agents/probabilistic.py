@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, fields, replace
-from itertools import combinations_with_replacement
-from math import lgamma, log
 
 import numpy as np
 
@@ -31,6 +29,7 @@ from liars_env.probability import (
     binomial_pmf,
     binomial_tail,
     count_pmf,
+    hand_table,
     match_probability,
 )
 from liars_env.rules import count_matches, counts_as_match
@@ -351,19 +350,11 @@ class BeliefAgent(ProbabilisticAgent):
         rules, eps = view.rules, self.params.bluff_floor
         n, faces = view.dice_left[seat], rules.faces
         wild, wild_die = rules.ones_wild and not view.palifico, rules.wild_die
-        hands = np.array(
-            [
-                np.bincount(np.array(h, dtype=np.int64), minlength=faces + 1)
-                for h in combinations_with_replacement(range(1, faces + 1), n)
-            ]
-        )
+        _, hands, log_w = hand_table(n, faces)
         matches = hands.copy()
         if wild:  # the wild face counts for every other face (column 0 is unused)
             others = [f for f in range(1, faces + 1) if f != wild_die]
             matches[:, others] += hands[:, wild_die : wild_die + 1]
-        log_w = np.array(
-            [lgamma(n + 1) - sum(lgamma(c + 1) for c in h[1:]) - n * log(faces) for h in hands]
-        )
         # what the bidder could not see when it bid: nothing, with individual hands
         unseen = sum(view.dice_left) - n if rules.hand == "common" else 0
         for i, (bidder, quantity, face) in enumerate(view.bids):

@@ -79,7 +79,7 @@ from liars_env.agents.search_bases import (
     _ScalarBase,
     dice_value,
 )
-from liars_env.agents.search_belief import SearchBelief, _hand_table
+from liars_env.agents.search_belief import SearchBelief
 from liars_env.agents.search_playouts import SearchPlayouts
 from liars_env.agents.search_settings import (
     BELIEFS,
@@ -94,6 +94,7 @@ from liars_env.agents.search_settings import (
 from liars_env.batched import BatchedEnv
 from liars_env.engine import LiarsDiceGame
 from liars_env.observation import ObservationLayout, view_of
+from liars_env.probability import hand_table
 from liars_env.rules import RuleSet
 from liars_env.solver.exploitability import round_position
 from liars_env.solver.graph import RoundState
@@ -205,7 +206,8 @@ class SearchAgent(SearchBelief, SearchPlayouts):
             self.model = BeliefModel(
                 rules, params.bluff_floor, params.evidence, params.follow_evidence, torch.float64
             )
-        self._hands = [_hand_table(n, rules.faces) for n in range(1, rules.dice_per_player + 1)]
+        tables = [hand_table(n, rules.faces) for n in range(1, rules.dice_per_player + 1)]
+        self._hands = [(hands, log_prior) for hands, _, log_prior in tables]
         self._hands.insert(0, (np.zeros((1, 0), np.int64), np.zeros(1)))
         self._own_values = torch.tensor(self.layout.own_dice_values, dtype=torch.float32)
         self._envs: OrderedDict[int, BatchedEnv] = OrderedDict()

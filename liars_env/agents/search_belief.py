@@ -14,9 +14,6 @@ and ``_likelihood_bots``.
 
 from __future__ import annotations
 
-import math
-from itertools import combinations_with_replacement
-
 import numpy as np
 import torch
 
@@ -339,16 +336,3 @@ class SearchBelief:
         for face in range(1, f + 1):
             counts[:, face - 1] = (hands == face).sum(1)
         return counts
-
-
-def _hand_table(n: int, faces: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every hand of ``n`` dice as sorted faces ``(H, n)`` and its log prior ``(H,)``."""
-    hands = np.array(list(combinations_with_replacement(range(1, faces + 1), n)), np.int64)
-    hands = hands.reshape(-1, n)
-    log_prior = np.zeros(len(hands))
-    for h, hand in enumerate(hands):
-        _, counts = np.unique(hand, return_counts=True)
-        log_prior[h] = (
-            math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in counts) - n * math.log(faces)
-        )
-    return hands, log_prior
