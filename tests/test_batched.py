@@ -56,27 +56,27 @@ def run_differential(rules, device, num_envs, steps, seed, backend="auto"):
                 state.palifico,
             ]
             assert bids[i] == list(state.current_bid or (0, 0))
-            np.testing.assert_array_equal(mask_np[i], game.legal_mask(state) > 0)
-            np.testing.assert_array_equal(obs_np[i], layout.encode(state, state.current_player))
+        assert_rows_equal(mask_np, [game.legal_mask(s) > 0 for s in states], "legal mask")
+        expected_obs = [layout.encode(s, s.current_player) for s in states]
+        assert_rows_equal(obs_np, expected_obs, "observation")
         results = [game.apply(s, a, rng) for s, a in zip(states, actions.tolist(), strict=True)]
         obs, mask, rewards, dones, info = env.step(actions)
         info = {k: v.tolist() for k, v in info.items()}
         rewards_np, dones_l = rewards.cpu().numpy(), dones.tolist()
+        expected_rewards = np.zeros_like(rewards_np)
         for i, result in enumerate(results):
             assert info["called"][i] == (result is not None)
             if result is None:
-                assert not dones_l[i] and not rewards_np[i].any()
+                assert not dones_l[i]
                 continue
             seats = lambda flags: [s for s, f in enumerate(flags) if f]  # noqa: E731
             assert info["count"][i] == result.count
             assert seats(info["lost"][i]) == sorted(result.losers)
             assert seats(info["gained"][i]) == sorted(result.gainers)
             assert seats(info["eliminated"][i]) == sorted(result.eliminated)
-            expected = np.zeros(players, dtype=np.float32)
-            expected[list(result.eliminated)] = -1.0 / (players - 1)
+            expected_rewards[i, list(result.eliminated)] = -1.0 / (players - 1)
             if states[i].is_over:
-                expected[states[i].winner] += 1.0
-            np.testing.assert_allclose(rewards_np[i], expected, atol=1e-6)
+                expected_rewards[i, states[i].winner] += 1.0
             assert dones_l[i] == states[i].is_over
             if states[i].is_over:
                 games_done += 1
@@ -86,7 +86,19 @@ def run_differential(rules, device, num_envs, steps, seed, backend="auto"):
                 assert info["winner"][i] == -1
                 left = states[i].dice_left
                 states[i].dice = [env.dice[i, s, : left[s]].tolist() for s in range(players)]
+        bad = np.flatnonzero(np.abs(rewards_np - expected_rewards).max(1) > 1e-6)
+        assert not bad.size, (
+            f"rewards of slot {bad[0]}: {rewards_np[bad[0]]}, expected {expected_rewards[bad[0]]}"
+        )
     return games_done
+
+
+def assert_rows_equal(actual: np.ndarray, expected: list, what: str) -> None:
+    """``actual[i] == expected[i]`` for every slot ``i``, naming the first that differs."""
+    expected = np.stack(expected)
+    assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
+    bad = np.flatnonzero((actual != expected).reshape(len(actual), -1).any(1))
+    assert not bad.size, f"{what} of slot {bad[0]}: {actual[bad[0]]} != {expected[bad[0]]}"
 
 
 @pytest.mark.parametrize("device, backend", ENGINES, ids=ENGINE_IDS)
