@@ -207,8 +207,11 @@ class SearchAgent(SearchBelief, SearchPlayouts):
                 rules, params.bluff_floor, params.evidence, params.follow_evidence, torch.float64
             )
         tables = [hand_table(n, rules.faces) for n in range(1, rules.dice_per_player + 1)]
-        self._hands = [(hands, log_prior) for hands, _, log_prior in tables]
-        self._hands.insert(0, (np.zeros((1, 0), np.int64), np.zeros(1)))
+        self._hands = [(np.zeros((1, 0), np.int64), np.zeros(1))]
+        self._hands += [(hands, log_prior) for hands, _, log_prior in tables]
+        # (H, F) dice of each face in each hand (the table's column 0 is unused)
+        self._counts = [np.zeros((1, rules.faces), np.int64)]
+        self._counts += [counts[:, 1:].copy() for _, counts, _ in tables]
         self._own_values = torch.tensor(self.layout.own_dice_values, dtype=torch.float32)
         self._envs: OrderedDict[int, BatchedEnv] = OrderedDict()
         self._bots: dict[tuple[int, int], Any] = {}

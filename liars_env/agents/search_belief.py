@@ -8,8 +8,8 @@ joint weights over who it is and its hand (:meth:`~SearchBelief.typed_posteriors
 model (kept per bid position), and the deals sampled from them
 (``_deals``). It is a mixin of ``SearchAgent`` and reads that
 class's ``rules``, ``settings``, ``belief``, ``base``, ``game``, ``layout``, ``codec``,
-``model``, ``oracle``, ``_hands``, ``_own_values``, ``_likelihoods``, ``_envs_for_bids``
-and ``_likelihood_bots``.
+``model``, ``oracle``, ``_hands``, ``_counts``, ``_own_values``, ``_likelihoods``,
+``_envs_for_bids`` and ``_likelihood_bots``.
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ class SearchBelief:
         obs_parts, masks, actions, sizes = [], [], [], []
         for state, seat, bid in positions:
             hands, _ = self._hands[state.dice_left[seat]]
-            counts = self._own_counts(hands)
+            counts = self._counts[state.dice_left[seat]]
             template = torch.from_numpy(layout.encode(state, seat))
             block = template.repeat(len(hands), 1)
             block[:, own] = self._own_values[counts]
@@ -320,7 +320,7 @@ class SearchBelief:
         for i, seat, _ in jobs:
             view = views[i]
             hands, _ = self._hands[view.dice_left[seat]]
-            counts = torch.as_tensor(self._own_counts(hands))
+            counts = torch.as_tensor(self._counts[view.dice_left[seat]])
             k = order[i]
             wilds = wild_faces(wild[k : k + 1].expand(len(hands)), f, wild_die=self.rules.wild_die)
             matches = known_matches(counts, wilds, wild_die=self.rules.wild_die)  # (H, F)
@@ -328,11 +328,3 @@ class SearchBelief:
             ev = evidence[k, rel]  # (F, D+1)
             out.append(ev.gather(1, matches.T).sum(0).numpy())
         return out
-
-    def _own_counts(self, hands: np.ndarray) -> np.ndarray:
-        """``(H, F)`` dice of each face in each hand."""
-        f = self.rules.faces
-        counts = np.zeros((len(hands), f), np.int64)
-        for face in range(1, f + 1):
-            counts[:, face - 1] = (hands == face).sum(1)
-        return counts
