@@ -86,18 +86,17 @@ def run_differential(rules, device, num_envs, steps, seed, backend="auto"):
                 assert info["winner"][i] == -1
                 left = states[i].dice_left
                 states[i].dice = [env.dice[i, s, : left[s]].tolist() for s in range(players)]
-        bad = np.flatnonzero(np.abs(rewards_np - expected_rewards).max(1) > 1e-6)
-        assert not bad.size, (
-            f"rewards of slot {bad[0]}: {rewards_np[bad[0]]}, expected {expected_rewards[bad[0]]}"
-        )
+        assert_rows_equal(rewards_np, expected_rewards, "rewards", atol=1e-6)
     return games_done
 
 
-def assert_rows_equal(actual: np.ndarray, expected: list, what: str) -> None:
-    """``actual[i] == expected[i]`` for every slot ``i``, naming the first that differs."""
+def assert_rows_equal(actual: np.ndarray, expected, what: str, atol: float = 0.0) -> None:
+    """``actual[i] == expected[i]`` (within ``atol``) for every slot ``i``, naming the
+    first that differs."""
     expected = np.stack(expected)
     assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
-    bad = np.flatnonzero((actual != expected).reshape(len(actual), -1).any(1))
+    differs = np.abs(actual - expected) > atol if atol else actual != expected
+    bad = np.flatnonzero(differs.reshape(len(actual), -1).any(1))
     assert not bad.size, f"{what} of slot {bad[0]}: {actual[bad[0]]} != {expected[bad[0]]}"
 
 
