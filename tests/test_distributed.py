@@ -65,7 +65,7 @@ def test_a_killed_actor_is_restarted_and_its_share_collected_again(local_ray, tm
     assert trainer.update == 6
     last = tmp_path / "kill" / "checkpoints" / "step_0000001536"
     assert json.loads((last / "meta.json").read_text())["step"] == 1536
-    # the last evaluation ran as a Ray task, and was booked before the last checkpoint
+    # the last evaluation ran on the evaluation actor, and was booked before the last checkpoint
     rows = (tmp_path / "kill" / "metrics.csv").read_text().splitlines()
     assert len(rows) == 2 and rows[1].startswith("6,1536,")
     best = json.loads((tmp_path / "kill" / "checkpoints" / "best" / "meta.json").read_text())
@@ -172,23 +172,60 @@ def _crash_outside(driver: int):
     return crash
 
 
-def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, capsys):
+def _evaluation_policy(sets: list[str]):
     from liars_env.agents.policy import PolicyNet
     from liars_env.batched import BatchedEnv
-    from liars_train.distributed.evaluation import RemoteEvaluations
     from liars_train.ppo.settings import game_rules, network_shape
 
-    args = ppo.load_args(None, [*GOLDEN, "workers=1", "ray_timeout=60"])
+    args = ppo.load_args(None, [*GOLDEN, *sets])
     rules = game_rules(args)
-    policy = PolicyNet(network_shape(args, BatchedEnv(rules, num_envs=1, seed=0)), rules)
-    evaluations = RemoteEvaluations(args)
-    evaluations.task = ray.remote(num_cpus=0, max_retries=0)(_crash_outside(os.getpid()))
+    return args, PolicyNet(network_shape(args, BatchedEnv(rules, num_envs=1, seed=0)), rules)
+
+
+def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, capsys):
+    from liars_train.distributed.evaluation import RemoteEvaluations
+
+    args, policy = _evaluation_policy(["workers=1", "ray_timeout=60"])
+    evaluations = RemoteEvaluations(args, evaluate=_crash_outside(os.getpid()))
     evaluations.submit(policy, 2, 512)
     assert evaluations.done(wait=True) == []  # no row: run again once, then skipped
     out = capsys.readouterr().out
-    assert "evaluation of update 2 lost (" in out and "run again" in out
-    assert "evaluation of update 2 lost again" in out and "skipped" in out
+    assert "evaluation of update 2 lost (ActorDiedError); run again" in out
+    assert "evaluation of update 2 lost again (ActorDiedError); skipped" in out
     assert evaluations.pending == []
+    evaluations.close()
+
+
+def test_every_evaluation_plays_in_one_process_and_those_queued_on_a_lost_one_run_again(
+    local_ray, tmp_path, capsys
+):
+    """One actor serves the run's evaluations (no process started per evaluation); when
+    it is lost, the evaluations queued on it run again on the next, in order."""
+    from liars_train.distributed.evaluation import RemoteEvaluations
+
+    marker = tmp_path / "crashed"
+
+    def pid_once_crashed(settings, weights, seed):
+        if seed == 10_002 and not marker.exists():  # update 2's first try: the node goes
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return [{"pid": os.getpid(), "seed": seed}]
+
+    args, policy = _evaluation_policy(["workers=1", "ray_timeout=60"])
+    evaluations = RemoteEvaluations(args, evaluate=pid_once_crashed)
+    evaluations.submit(policy, 1, 256)
+    (first,) = evaluations.done(wait=True)
+    for update in (2, 3, 4):
+        evaluations.submit(policy, update, 256 * update)
+    done = evaluations.done(wait=True)
+    evaluations.close()
+    assert [e.update for e in done] == [2, 3, 4] and [e.step for e in done] == [512, 768, 1024]
+    assert [e.results[0]["seed"] for e in done] == [10_002, 10_003, 10_004]
+    pids = {e.results[0]["pid"] for e in done}
+    assert len(pids) == 1 and first.results[0]["pid"] not in pids | {os.getpid()}
+    out = capsys.readouterr().out
+    assert "evaluation of update 2 lost (ActorDiedError); run again" in out
+    assert "evaluations of updates 3, 4 (queued on the lost actor) run again" in out
 
 
 def _kill_actor_after(trainer, update: int):

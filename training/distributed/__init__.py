@@ -14,7 +14,7 @@ module              role
 ``league_sync``     league members as plain data, changes as deltas, results merged
 ``rollouts``        :class:`RolloutWorker` (the actor) and :class:`RemoteRollouts` (the
                     driver's side: weights through the object store, overlap, restarts)
-``evaluation``      periodic evaluations as Ray tasks (:class:`RemoteEvaluations`)
+``evaluation``      periodic evaluations on an actor of their own (:class:`RemoteEvaluations`)
 ``exploiters``      an exploiter training in its own actor (:class:`RemoteExploiter`)
 ``roles``           :class:`OnRay`: the three as a :class:`~liars_train.ppo.roles.Roles`
                     (what :func:`liars_train.runner.roles_for` gives ``workers`` > 0)

@@ -2,7 +2,7 @@
 
 The Ray side of :class:`~liars_train.ppo.roles.Roles`: rollout actors
 (:class:`~liars_train.distributed.rollouts.RemoteRollouts`) always; with ``overlap``
-(the default) evaluations as Ray tasks and the exploiter in an actor of its own, beside
+(the default) evaluations on an actor and the exploiter on another, beside
 training; without it both run in the driver, in order, as in one process (so
 ``workers: 1`` writes the in-process run's checkpoints bit for bit).
 """
@@ -34,7 +34,7 @@ class OnRay:
         return RemoteRollouts(ctx.args, ctx.league, ctx.generator, ctx.device)
 
     def evaluations(self, ctx: RunContext) -> EvaluationService:
-        """Ray tasks with ``overlap``; in the driver, in order, without."""
+        """An actor of their own with ``overlap``; in the driver, in order, without."""
         if ctx.args.overlap:
             return RemoteEvaluations(ctx.args)
         return LocalEvaluations(ctx.args, ctx.rules, ctx.threads)

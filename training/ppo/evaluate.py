@@ -2,8 +2,8 @@
 
 The one home of what the trainer measures. :func:`win_rates` measures a policy against
 every ``eval_opponents`` entry and :func:`evaluate_weights` the same from plain weights
-(what a Ray task runs: :mod:`liars_train.distributed.evaluation` is only its transport);
-:class:`LocalEvaluations` is the in-process
+(what the evaluation actor runs: :mod:`liars_train.distributed.evaluation` is only its
+transport); :class:`LocalEvaluations` is the in-process
 :class:`~liars_train.ppo.roles.EvaluationService`; :func:`eval_row` turns the results and
 the league's table into a row of ``metrics.csv`` and TensorBoard scalars, and
 :func:`final_table` plays the final table against every bot. (The tournament of

@@ -407,7 +407,7 @@ class Trainer:
         """Saves the network and everything ``--resume`` needs (``best`` or ``step_N``).
 
         ``policy``, ``step`` and ``update``: an evaluated network of an earlier update
-        (a ``best`` from a Ray task); by default the learner of now.
+        (a ``best`` measured beside training); by default the learner of now.
         """
         run = self.counters
         meta = build_meta(
