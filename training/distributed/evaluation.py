@@ -33,19 +33,16 @@ from liars_train.reports import tqdm_write
 
 __all__ = ["Evaluation", "Evaluator", "RemoteEvaluations", "evaluate_weights"]
 
-EvaluateFn = Callable[[dict[str, Any], dict[str, torch.Tensor], int], list[dict[str, Any]]]
-"""What an evaluation runs: ``(settings, weights, seed) -> results``, as
-:func:`evaluate_weights`."""
-
 
 class Evaluator:
     """The evaluation actor: runs ``evaluate`` on each call, one call at a time.
 
     Args:
-        evaluate: The evaluation (:func:`evaluate_weights`; a test passes its own).
+        evaluate: The evaluation, ``(settings, weights, seed) -> results``
+            (:func:`evaluate_weights`; a test passes its own).
     """
 
-    def __init__(self, evaluate: EvaluateFn) -> None:
+    def __init__(self, evaluate: Callable[..., list[dict[str, Any]]]) -> None:
         self.evaluate = evaluate
 
     def run(
@@ -63,7 +60,9 @@ class RemoteEvaluations:
         evaluate: What each evaluation runs (:func:`evaluate_weights`).
     """
 
-    def __init__(self, args: Args, evaluate: EvaluateFn = evaluate_weights) -> None:
+    def __init__(
+        self, args: Args, evaluate: Callable[..., list[dict[str, Any]]] = evaluate_weights
+    ) -> None:
         self.ray = require_ray(args.workers)
         self.settings = dataclasses.asdict(args)
         self.timeout = args.ray_timeout
