@@ -172,12 +172,13 @@ def _crash_outside(driver: int):
     return crash
 
 
-def _evaluation_policy(sets: list[str]):
+def _evaluation_policy():
+    """The settings of the evaluation tests (one worker) and a fresh policy."""
     from liars_env.agents.policy import PolicyNet
     from liars_env.batched import BatchedEnv
     from liars_train.ppo.settings import game_rules, network_shape
 
-    args = ppo.load_args(None, [*GOLDEN, *sets])
+    args = ppo.load_args(None, [*GOLDEN, "workers=1", "ray_timeout=60"])
     rules = game_rules(args)
     return args, PolicyNet(network_shape(args, BatchedEnv(rules, num_envs=1, seed=0)), rules)
 
@@ -185,7 +186,7 @@ def _evaluation_policy(sets: list[str]):
 def test_an_evaluation_lost_with_its_node_is_run_again_then_skipped(local_ray, capsys):
     from liars_train.distributed.evaluation import RemoteEvaluations
 
-    args, policy = _evaluation_policy(["workers=1", "ray_timeout=60"])
+    args, policy = _evaluation_policy()
     evaluations = RemoteEvaluations(args, evaluate=_crash_outside(os.getpid()))
     evaluations.submit(policy, 2, 512)
     assert evaluations.done(wait=True) == []  # no row: run again once, then skipped
@@ -211,7 +212,7 @@ def test_every_evaluation_plays_in_one_process_and_those_queued_on_a_lost_one_ru
             os.kill(os.getpid(), signal.SIGKILL)
         return [{"pid": os.getpid(), "seed": seed}]
 
-    args, policy = _evaluation_policy(["workers=1", "ray_timeout=60"])
+    args, policy = _evaluation_policy()
     evaluations = RemoteEvaluations(args, evaluate=pid_once_crashed)
     evaluations.submit(policy, 1, 256)
     (first,) = evaluations.done(wait=True)
