@@ -19,6 +19,16 @@ engine), written as ``docs/strength.md``::
     python benchmarks/lbr.py table --rounds 300 --bot-rounds 100 --out results/lbr_table.json \
         --markdown docs/strength.md
 
+``margin``: what an equilibrium wins. On games the solver solves, the exact result of
+the equilibrium (the ``solver`` agent, or any ``--player``) against each agent
+(:func:`liars_env.solver.head_to_head`, no sampling) beside that agent's exact
+exploitability: how much of what a best response takes from an agent an equilibrium
+takes too::
+
+    python benchmarks/lbr.py margin --games perudo_2x3 perudo_2x4 \
+        --extra perudo_2x4=checkpoint:RUN/checkpoints/STEP --out results/margin.json \
+        --markdown results/margin.md
+
 ``compare``: candidates side by side at 5 dice, with the table's own protocol: LBR
 and the head to head games of each agent against each opponent (seats rotated, the
 batched match), for a recipe before it replaces a shipped one::
@@ -44,7 +54,7 @@ from typing import Any
 from liars_env.agents import make_agent
 from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.rules import RuleSet
-from liars_env.solver import exploit
+from liars_env.solver import exploit, head_to_head
 from liars_env.solver.lbr import local_best_response
 
 SMALL_GAMES: dict[str, tuple[str, dict[str, int]]] = {
@@ -55,6 +65,7 @@ SMALL_GAMES: dict[str, tuple[str, dict[str, int]]] = {
     "openspiel_1x6": ("openspiel_liars_dice", {"dice_per_player": 1, "faces": 6}),
     "perudo_2x3": ("perudo", {"dice_per_player": 2, "faces": 3}),
     "openspiel_2x3": ("openspiel_liars_dice", {"dice_per_player": 2, "faces": 3}),
+    "perudo_2x4": ("perudo", {"dice_per_player": 2, "faces": 4}),
 }
 """Games where the exact exploitability is computed: name → (preset, overrides), 2 players."""
 
@@ -156,12 +167,7 @@ def run_small(ns: argparse.Namespace) -> int:
     """The ``small`` subcommand: LBR beside the exact exploitability."""
     out = Path(ns.out)
     data = _load(out)
-    extras: dict[str, list[str]] = {}
-    for item in ns.extra:
-        game, sep, spec = item.partition("=")
-        if not sep or game not in SMALL_GAMES:
-            raise SystemExit(f"--extra must be GAME=SPEC with GAME in {', '.join(SMALL_GAMES)}")
-        extras.setdefault(game, []).append(spec)
+    extras = _extras(ns.extra)
     for game in ns.games:
         rules = small_rules(game)
         for spec in [*ns.agents, *extras.get(game, [])]:
@@ -190,6 +196,77 @@ def run_small(ns: argparse.Namespace) -> int:
     if ns.markdown:
         Path(ns.markdown).write_text(small_markdown(data, ns) + "\n")
     return 0
+
+
+def _extras(items: list[str]) -> dict[str, list[str]]:
+    """``--extra GAME=SPEC`` items by game."""
+    extras: dict[str, list[str]] = {}
+    for item in items:
+        game, sep, spec = item.partition("=")
+        if not sep or game not in SMALL_GAMES:
+            raise SystemExit(f"--extra must be GAME=SPEC with GAME in {', '.join(SMALL_GAMES)}")
+        extras.setdefault(game, []).append(spec)
+    return extras
+
+
+def run_margin(ns: argparse.Namespace) -> int:
+    """The ``margin`` subcommand: the equilibrium's exact result beside the exploitability."""
+    out = Path(ns.out)
+    data = _load(out)
+    extras = _extras(ns.extra)
+    for game in ns.games:
+        rules = small_rules(game)
+        player = make_agent(ns.player, rules, seed=ns.seed)
+        for spec in [*ns.agents, *extras.get(game, [])]:
+            key = f"{game} {ns.player} {spec} {ns.seed}"
+            if key not in data:
+                agent = make_agent(spec, rules, seed=ns.seed)
+                exact = exploit(agent, rules)
+                result = head_to_head(player, agent, rules)
+                data[key] = {
+                    "game": game,
+                    "player": ns.player,
+                    "agent": spec,
+                    "exact": exact.exploitability,
+                    "payoff": result.mean,
+                    "win_rate": result.win_rate,
+                    "seconds": round(exact.seconds + result.seconds, 2),
+                }
+                _save(data, out)
+            row = data[key]
+            print(
+                f"{game:14s} {spec:40s} exploitability {row['exact']:.3f}  "
+                f"{ns.player} wins {row['payoff']:+.4f} (win rate {row['win_rate']:.4f})",
+                flush=True,
+            )
+    if ns.markdown:
+        Path(ns.markdown).write_text(margin_markdown(data, ns.player) + "\n")
+    return 0
+
+
+def margin_markdown(data: dict[str, Any], player: str) -> str:
+    """The ``margin`` rows of ``player`` as a markdown table.
+
+    Example:
+        >>> row = {"game": "perudo_2x3", "player": "solver", "agent": "bold", "exact": 0.831,
+        ...        "payoff": 0.2293, "win_rate": 0.61465, "seconds": 40.0}
+        >>> print(margin_markdown({"k": row}, "solver").splitlines()[-1])
+        | perudo_2x3 | `bold` | 0.831 | +0.229 | 0.615 | 0.28 |
+    """
+    lines = [
+        f"| game | agent | exact exploitability | `{player}`'s payoff against it "
+        "| its win rate | payoff ÷ exploitability |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in data.values():
+        if row["player"] != player:
+            continue
+        share = f"{row['payoff'] / row['exact']:.2f}" if row["exact"] >= 0.05 else "—"
+        lines.append(
+            f"| {row['game']} | `{row['agent']}` | {row['exact']:.3f} | {row['payoff']:+.3f} "
+            f"| {row['win_rate']:.3f} | {share} |"
+        )
+    return "\n".join(lines)
 
 
 def small_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
@@ -553,14 +630,19 @@ def build_parser() -> argparse.ArgumentParser:
     small.add_argument("--games", nargs="+", default=list(SMALL_GAMES), choices=list(SMALL_GAMES))
     small.add_argument("--agents", nargs="+", default=BOTS)
     small.add_argument("--rounds", type=int, default=400, help="LBR games per cell")
-    small.add_argument(
-        "--extra",
-        action="append",
-        default=[],
-        metavar="GAME=SPEC",
-        help="an agent measured on one game only (a checkpoint of that game, a search)",
-    )
     small.add_argument("--markdown", help="also write the rows as a markdown table here")
+    margin = sub.add_parser("margin", help="the equilibrium's exact result against each agent")
+    margin.add_argument(
+        "--games",
+        nargs="+",
+        default=["perudo_1x6", "perudo_2x3", "perudo_2x4"],
+        choices=list(SMALL_GAMES),
+    )
+    margin.add_argument("--agents", nargs="+", default=BOTS)
+    margin.add_argument(
+        "--player", default="solver", help="whose result is measured (default: the equilibrium)"
+    )
+    margin.add_argument("--markdown", help="also write the rows as a markdown table here")
     table = sub.add_parser("table", help="the 5-dice table and docs/strength.md")
     table.add_argument("--rounds", type=int, default=300, help="LBR games per model")
     table.add_argument("--bot-rounds", type=int, default=100, help="LBR games per bot")
@@ -604,6 +686,15 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--rules", default="perudo", help="a 2-player preset")
     for p in (small, table, compare):
         p.add_argument("--response", default="policy", choices=["call", "policy"])
+    for p in (small, margin):
+        p.add_argument(
+            "--extra",
+            action="append",
+            default=[],
+            metavar="GAME=SPEC",
+            help="an agent measured on one game only (a checkpoint of that game, a search)",
+        )
+    for p in (small, margin, table, compare):
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out", required=True, help="JSON file of the rows (resumed)")
     return parser
@@ -615,7 +706,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    return {"small": run_small, "table": run_table, "compare": run_compare}[ns.command](ns)
+    commands = {"small": run_small, "margin": run_margin, "table": run_table}
+    return {**commands, "compare": run_compare}[ns.command](ns)
 
 
 if __name__ == "__main__":

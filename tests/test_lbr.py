@@ -286,3 +286,33 @@ def test_a_blueprint_of_other_rules_meets_the_trained_model_of_its_rules(tmp_pat
     assert "0.610 [0.600, 0.620] (20000) against `perudo_calza_2p` (⁵)" in calza
     other = next(line for line in page.splitlines() if "`blueprint:x`" in line)
     assert "other rules (⁵)" in other
+
+
+def test_the_margin_benchmark_puts_the_equilibrium_s_result_beside_each_exploitability(
+    tmp_path, capsys, monkeypatch
+):
+    """``benchmarks/lbr.py margin``: the exact result of the equilibrium against each
+    agent and that agent's exact exploitability, the rows read back when asked again."""
+    from helpers import load_script
+
+    monkeypatch.setenv("LIARS_DICE_CACHE", str(tmp_path / "cache"))
+    bench = load_script("benchmarks/lbr.py")
+    out, page = tmp_path / "margin.json", tmp_path / "margin.md"
+    argv = ["margin", "--games", "perudo_1x4", "--agents", "random", "belief"]
+    argv += ["--extra", "perudo_1x4=bold", "--out", str(out), "--markdown", str(page)]
+    assert bench.main(argv) == 0
+    rows = {row["agent"]: row for row in json.loads(out.read_text()).values()}
+    assert list(rows) == ["random", "belief", "bold"]
+    for row in rows.values():
+        # the equilibrium never loses, and never takes more than a best response
+        assert -1e-9 <= row["payoff"] <= row["exact"] + 1e-9
+        assert row["win_rate"] == pytest.approx(0.5 * (1 + row["payoff"]))
+    assert rows["random"]["payoff"] > 0.5 and rows["belief"]["payoff"] < 0.01
+    lines = page.read_text().splitlines()
+    assert lines[0].startswith("| game | agent | exact exploitability | `solver`'s payoff")
+    assert lines[2].startswith("| perudo_1x4 | `random` | 0.733 | +0.564 | 0.782 | 0.77 |")
+    monkeypatch.setattr(bench, "exploit", lambda *a, **k: pytest.fail("measured again"))
+    assert bench.main(argv) == 0
+    assert "belief" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--extra must be GAME=SPEC"):
+        bench.main([*argv[:-4], "--extra", "nowhere=bold", "--out", str(out)])

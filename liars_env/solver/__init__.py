@@ -49,7 +49,8 @@ hands, the public tree of a round), :mod:`~liars_env.solver.cfr` (CFR+ on one ro
 :mod:`~liars_env.solver.lp` (the exact sequence-form LP of one round),
 :mod:`~liars_env.solver.best_response`, :mod:`~liars_env.solver.solution` (the whole game
 backwards: :func:`solve` and :class:`Solution`), :mod:`~liars_env.solver.exploitability`
-(:func:`exploit`: the exact exploitability of any agent), :mod:`~liars_env.solver.sampled`
+(:func:`exploit`: the exact exploitability of any agent; :func:`head_to_head`: the
+exact result of one agent against another), :mod:`~liars_env.solver.sampled`
 (:func:`exploit_sampled`: of an agent that can only be sampled, with an error bar),
 :mod:`~liars_env.solver.lbr` (:func:`local_best_response`: a played lower
 bound on the exploitability of any 2-player agent, at any dice count),
@@ -69,14 +70,16 @@ Example:
 """
 
 from liars_env.solver.agent import BlueprintAgent, SolverAgent
-from liars_env.solver.best_response import best_response_values
+from liars_env.solver.best_response import best_response_values, match_values
 from liars_env.solver.cache import cache_dir, cache_path, cached_solution
 from liars_env.solver.cfr import RoundSolver
 from liars_env.solver.exploitability import (
     AgentTables,
     Exploitation,
+    HeadToHead,
     agent_probabilities,
     exploit,
+    head_to_head,
 )
 from liars_env.solver.graph import (
     MAX_PUBLIC_NODES,
@@ -110,6 +113,7 @@ __all__ = [
     "Blueprint",
     "BlueprintAgent",
     "Exploitation",
+    "HeadToHead",
     "LocalBestResponse",
     "LocalBestResponseResult",
     "RoundSolver",
@@ -129,8 +133,10 @@ __all__ = [
     "exploit",
     "exploit_sampled",
     "hands_of",
+    "head_to_head",
     "information_sets",
     "local_best_response",
+    "match_values",
     "round_states",
     "solve",
     "solve_blueprint",

@@ -81,6 +81,55 @@ def policy_values(
     return values
 
 
+def match_values(
+    trees: dict[RoundState, RoundTree],
+    first: Callable[[RoundState, int], list[np.ndarray]],
+    second: Callable[[RoundState, int], list[np.ndarray]],
+    *,
+    max_sweeps: int = 10_000,
+) -> dict[RoundState, tuple[float, float]]:
+    """Exact values of one fixed strategy played against another, for every round state.
+
+    Args:
+        trees: Every round state of the game and its tree (see :func:`round_states`).
+        first: ``first(key, role)``: the first player's strategy when it holds ``role``
+            in round ``key`` (per depth ``prob[edge, hand]``; its own depths are read).
+        second: The second player's, the same way.
+        max_sweeps: Most value-iteration sweeps over repeating round states.
+
+    Returns:
+        Per round state ``(as_opener, as_responder)``: the first player's expected
+        return from that round to the end of the game when it opens the round, and when
+        the second player opens it. The second player's are their negatives.
+    """
+    values: dict[RoundState, tuple[float, float]] = {}
+
+    def outcome_value(as_role: int) -> Callable[[str, Any], float]:
+        def payoff(kind: str, key: Any) -> float:
+            if kind == "end":
+                return 1.0 if key == as_role else -1.0
+            opens_next = (kind == "same") == (as_role == 0)
+            return values.get(key, (0.0, 0.0))[0 if opens_next else 1]
+
+        return payoff
+
+    def evaluate(key: RoundState) -> tuple[float, float]:
+        tree = trees[key]
+        out = []
+        for role in (0, 1):  # the first player's role
+            mine, theirs = first(key, role), second(key, 1 - role)
+            sigma = [
+                (mine if depth.actor == role else theirs)[d] for d, depth in enumerate(tree.depths)
+            ]
+            m = tree.payoffs(outcome_value(role))
+            v = _traverse(tree, sigma, (m, m), roles=(role,))[role]
+            out.append(float(tree.probs[role] @ v))
+        return out[0], out[1]
+
+    _sweep(trees, values, evaluate, max_sweeps)
+    return values
+
+
 def opener_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
     """Role 0's payoff of a call's outcome.
 
