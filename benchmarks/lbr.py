@@ -25,9 +25,12 @@ the equilibrium (the ``solver`` agent, or any ``--player``) against each agent
 exploitability: how much of what a best response takes from an agent an equilibrium
 takes too::
 
-    python benchmarks/lbr.py margin --games perudo_2x3 perudo_2x4 \
+    python benchmarks/lbr.py margin --games perudo_2x4 --agents random \
         --extra perudo_2x4=checkpoint:RUN/checkpoints/STEP --out results/margin.json \
         --markdown results/margin.md
+
+(left out, ``--games`` is perudo 1×6 and 2×3 and ``--agents`` every bot: a bot on 2×4,
+asked view by view, takes half an hour or more).
 
 ``compare``: candidates side by side at 5 dice, with the table's own protocol: LBR
 and the head to head games of each agent against each opponent (seats rotated, the
@@ -47,6 +50,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -458,11 +462,16 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
                 cells.append("not measured")
         lines.append("| " + " | ".join(cells) + " |")
     small_ns = argparse.Namespace(response=ns.response)
+    margin = _load(Path(ns.margin)) if getattr(ns, "margin", None) else {}
     return PAGE.format(
         table="\n".join(lines),
         small=small_markdown(small, small_ns)
         if small
         else "Not measured: no `--small` file given.",
+        margin=margin_markdown(margin, "solver")
+        if margin
+        else "Not measured: no `--margin` file given.",
+        five_dice=five_dice_margin(data),
         rounds=ns.rounds,
         bot_rounds=ns.bot_rounds,
         search_rounds=ns.search_rounds,
@@ -472,6 +481,45 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
         bot_response=ns.bot_response,
         search_response=ns.search_response,
         seed=ns.seed,
+    )
+
+
+def five_dice_margin(data: dict[str, Any]) -> str:
+    """What the blueprint takes from ``perudo_2p`` beside what LBR takes, as a sentence.
+
+    From the ``table`` rows: the blueprint's head to head win rate against
+    :data:`REFERENCE` (a payoff of ``2 × win rate − 1``) and LBR's payoff against the
+    reference, whose interval's lower end bounds its exploitability from below.
+
+    Example:
+        >>> rows = {
+        ...     "a": {"agent": "blueprint:blueprints/perudo_2p", "h2h": {
+        ...         f"{REFERENCE} 20000": {"win_rate": 0.532, "ci95": [0.525, 0.539]}}},
+        ...     "b": {"agent": REFERENCE, "lbr": {"payoff": 0.86, "ci95": [0.725, 0.931]}},
+        ... }
+        >>> print(five_dice_margin(rows))  # doctest: +NORMALIZE_WHITESPACE
+        At 5 dice, `blueprint:blueprints/perudo_2p` wins 0.532 against `perudo_2p`, a payoff
+        of +0.064, where LBR takes +0.860 [+0.725, +0.931]: at most 0.09 of what a best
+        response takes (whose gain is at least +0.725). A win rate of 0.60 is a payoff of
+        +0.200: 0.20 of the most any strategy can take (+1), 0.28 of LBR's lower end.
+    """
+    blueprint = next(
+        (r for r in data.values() if r.get("agent") == "blueprint:blueprints/perudo_2p"), {}
+    )
+    cell = next((v for k, v in blueprint.get("h2h", {}).items() if k.startswith(REFERENCE)), None)
+    lbr = next((r.get("lbr") for r in data.values() if r.get("agent") == REFERENCE), None)
+    if cell is None or lbr is None:
+        return "At 5 dice: not measured (the table has no blueprint head to head or LBR row)."
+    payoff = 2 * cell["win_rate"] - 1
+    low, high = lbr["ci95"]
+    return textwrap.fill(
+        f"At 5 dice, `blueprint:blueprints/perudo_2p` wins {cell['win_rate']:.3f} against "
+        f"`perudo_2p`, a payoff of {payoff:+.3f}, where LBR takes {lbr['payoff']:+.3f} "
+        f"[{low:+.3f}, {high:+.3f}]: at most {payoff / low:.2f} of what a best response "
+        f"takes (whose gain is at least {low:+.3f}). A win rate of 0.60 is a payoff of "
+        f"+0.200: 0.20 of the most any strategy can take (+1), {0.2 / low:.2f} of LBR's "
+        "lower end.",
+        width=88,
     )
 
 
@@ -495,10 +543,11 @@ python benchmarks/lbr.py table --rounds {rounds} --bot-rounds {bot_rounds} \\
     --search-rounds {search_rounds} --h2h-games {h2h_games} \\
     --reference-games {reference_games} --response {response} \\
     --bot-response {bot_response} --search-response {search_response} --seed {seed} \\
-    --out results/lbr_table.json --small results/lbr_small.json --markdown docs/strength.md
+    --out results/lbr_table.json --small results/lbr_small.json \\
+    --margin results/margin.json --markdown docs/strength.md
 ```
 
-after the small games' run (`python benchmarks/lbr.py small ...`, below).
+after the small games' runs (`python benchmarks/lbr.py small ...` and `... margin ...`, below).
 
 Columns (win rates are of the row's agent, seats rotated, 95% Wilson intervals, games in
 parentheses):
@@ -580,6 +629,45 @@ is the recipe of `blueprints/perudo_2p`, solved for each small game: the method 
 plays 5 dice, where its exploitability is known.)
 
 {small}
+
+## What an equilibrium wins
+
+Why the agents nearest equilibrium above win little against `perudo_2p`, though LBR
+takes most of a game from it: an equilibrium does not look for its opponent's mistakes.
+It profits only where the opponent strays from what does well against the equilibrium
+itself, and a best response profits from every mistake. On the games the solver
+solves, the exact result of the equilibrium (the `solver` agent) against each agent
+({{func}}`liars_env.solver.head_to_head`: both read at every information state, no
+sampling), beside what a best response takes from it:
+
+```sh
+liars-train --config configs/solvable/perudo_2x4_league.yaml
+liars-train --config configs/solvable/perudo_2x4_league.yaml --set total_steps=400000 \\
+    --set run_name=league_perudo_2x4_short
+python benchmarks/lbr.py margin --games perudo_1x6 perudo_2x3 \\
+    --out results/margin.json --markdown results/margin.md
+python benchmarks/lbr.py margin --games perudo_2x4 --agents random \\
+    --extra perudo_2x4=checkpoint:runs/league_perudo_2x4_short/checkpoints/step_0000163840 \\
+    --extra perudo_2x4=checkpoint:runs/league_perudo_2x4_short/checkpoints/step_0000393216 \\
+    --extra perudo_2x4=checkpoint:runs/league_perudo_2x4/checkpoints/step_0002998272 \\
+    --out results/margin.json --markdown results/margin.md
+```
+
+(the checkpoints: `perudo_2p`'s league recipe, its first stage, trained on perudo 2×4
+for 164k, 393k and 3M decisions: [its config](../configs/solvable/perudo_2x4_league.yaml).
+Each agent is read at every information state twice, once for each measure: a bot, asked
+view by view, takes about 30 s on perudo 2×3 and half an hour or more on 2×4, a
+checkpoint, asked a depth at a time, about 3.5 minutes on 2×4; so on 2×4 the bots are
+left out.)
+
+{margin}
+
+Reading it: the exploitability is what a best response takes from the agent; the
+equilibrium takes its payoff column, at least 0 (with seats rotated nobody beats it)
+and at most the exploitability. The last column is the share of an agent's weakness
+that an equilibrium turns into wins.
+
+{five_dice}
 """
 
 
@@ -635,7 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
     margin.add_argument(
         "--games",
         nargs="+",
-        default=["perudo_1x6", "perudo_2x3", "perudo_2x4"],
+        default=["perudo_1x6", "perudo_2x3"],
         choices=list(SMALL_GAMES),
     )
     margin.add_argument("--agents", nargs="+", default=BOTS)
@@ -661,6 +749,9 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--markdown", help="write the strength page here")
     table.add_argument(
         "--small", help="the JSON of a `small` run, shown on the page as the small games' table"
+    )
+    table.add_argument(
+        "--margin", help="the JSON of a `margin` run, shown on the page as what an equilibrium wins"
     )
     table.add_argument(
         "--bot-response",

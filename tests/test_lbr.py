@@ -316,3 +316,37 @@ def test_the_margin_benchmark_puts_the_equilibrium_s_result_beside_each_exploita
     assert "belief" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="--extra must be GAME=SPEC"):
         bench.main([*argv[:-4], "--extra", "nowhere=bold", "--out", str(out)])
+
+
+def test_the_strength_page_shows_what_an_equilibrium_wins(tmp_path, monkeypatch):
+    """``table --margin``: the page's last section is the ``margin`` run's table and the
+    5-dice sentence from the table's own rows (or says what is missing)."""
+    import argparse
+
+    from helpers import load_script
+
+    bench = load_script("benchmarks/lbr.py")
+    monkeypatch.setattr(bench, "_eval_card", lambda spec: {})
+    row = {"game": "perudo_2x3", "player": "solver", "agent": "bayes", "exact": 0.95,
+           "payoff": 0.0483, "win_rate": 0.52415, "seconds": 1.0}  # fmt: skip
+    (tmp_path / "margin.json").write_text(json.dumps({"k": row}))
+    ns = argparse.Namespace(
+        rounds=1, bot_rounds=1, search_rounds=1, h2h_games=1, reference_games=20000,
+        response="policy", bot_response="call", search_response="call", seed=0,
+        out="o", small=None, markdown=None, margin=str(tmp_path / "margin.json"),
+    )  # fmt: skip
+    data = {
+        "bp": {"agent": "blueprint:blueprints/perudo_2p", "preset": "perudo",
+               "h2h": {f"{bench.REFERENCE} 20000": {"win_rate": 0.55, "ci95": [0.54, 0.56],
+                                                    "games": 20000}}},
+        "ref": {"agent": bench.REFERENCE, "preset": "perudo",
+                "lbr": {"payoff": 0.5, "ci95": [0.4, 0.6], "games": 100, "response": "policy"}},
+    }  # fmt: skip
+    section = bench.strength_markdown(data, ns).split("## What an equilibrium wins")[1]
+    assert "| perudo_2x3 | `bayes` | 0.950 | +0.048 | 0.524 | 0.05 |" in section
+    words = " ".join(section.split())
+    assert "a payoff of +0.100, where LBR takes +0.500 [+0.400, +0.600]: at most 0.25" in words
+    ns.margin = None
+    page = bench.strength_markdown({}, ns)
+    assert "Not measured: no `--margin` file given." in page
+    assert "At 5 dice: not measured" in page
