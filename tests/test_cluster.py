@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 from test_trainer_golden import GOLDEN
@@ -135,3 +136,20 @@ def test_a_node_added_mid_run_grows_the_run_back(nodes, tmp_path, capsys, monkey
     assert 1 in sizes and sizes[-1] == 2, sizes  # shrank, then grew back to workers
     assert "joined on node" in out and "2 of 2 actors" in out
     assert [[0, 1]] in held and held[-1] == [[0], [1]]  # each share back at its home
+
+
+def test_the_worked_example_of_the_cluster_page_changes_capacity_inside_its_run():
+    """docs/cluster.md's example (run by hand: it starts nodes) removes a node and adds
+    one at updates its run reaches, the second late enough for a lost actor's placement
+    to time out first, as its printed ``actors.log`` shows."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cluster.md").read_text()
+    (code,) = re.findall(r"```py\n(.*?)```", page, re.S)
+    overrides = re.search(r'load_args\(\s*"([^"]+)",\s*\[([^\]]*)\]', code)
+    settings = re.findall(r'"([^"]+)"', overrides.group(2))
+    args = ppo.load_args(str(Path(__file__).resolve().parents[1] / overrides.group(1)), settings)
+    updates = ppo.last_step(args) // (args.num_envs * args.num_steps)
+    removed, added = (int(u) for u in re.findall(r"trainer\.update == (\d+)", code))
+    assert 0 < removed < added < updates - 5, (removed, added, updates)
+    log = page.split(code)[1]
+    for line in ("could not be placed again within", "shares moved", "joined on node"):
+        assert line in log
