@@ -89,3 +89,12 @@ def test_an_agent_that_breaks_its_distribution_is_named():
 
     with pytest.raises(ValueError, match="'broken'.*summing to"):
         head_to_head(make_agent("random", rules), Broken(), rules)
+
+
+def test_games_the_solver_cannot_hold_are_refused_with_the_limit():
+    five = RuleSet.preset("perudo", num_players=2)
+    with pytest.raises(ValueError, match="too large to solve exactly.*the limits are"):
+        head_to_head(make_agent("random", five), make_agent("bold", five), five)
+    three = RuleSet.preset("perudo", num_players=3, dice_per_player=1)
+    with pytest.raises(ValueError, match="2 players only, got num_players=3"):
+        head_to_head(make_agent("random", three), make_agent("bold", three), three)
