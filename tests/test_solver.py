@@ -275,6 +275,25 @@ def test_cli_tiny_run(tmp_path, capsys):
     assert "exploitability" in capsys.readouterr().out
 
 
+def test_cli_against_equilibrium_puts_what_it_takes_beside_what_a_best_response_takes(
+    tmp_path, capsys
+):
+    out = tmp_path / "r.json"
+    argv = ["--rules", "perudo", "--rule", "dice_per_player=1", "--rule", "faces=4"]
+    argv += ["--exploit", "bold", "belief", "--out", str(out)]
+    assert solve_main([*argv, "--against-equilibrium"]) == 0
+    data = json.loads(out.read_text())["exploit"]
+    bold = data["bold"]["equilibrium"]
+    assert bold["mean"] == pytest.approx(0.10388, abs=1e-5)  # docs/solver.md's example
+    assert 0 < bold["mean"] < data["bold"]["exploitability"]
+    assert bold["win_rate"] == pytest.approx(0.5 * (1 + bold["mean"]))
+    assert abs(data["belief"]["equilibrium"]["mean"]) < 1e-9  # belief gives it nothing
+    printed = capsys.readouterr().out
+    assert "equilibrium vs bold" in printed and "+0.1039 (win rate 0.5519" in printed
+    assert solve_main(argv) == 0  # without the flag, not measured
+    assert "equilibrium" not in json.loads(out.read_text())["exploit"]["bold"]
+
+
 def test_cli_by_round_shows_where_an_agent_is_exploited(tmp_path, capsys):
     out = tmp_path / "r.json"
     argv = ["--rules", "perudo", "--rule", "dice_per_player=2", "--rule", "faces=2",

@@ -16,6 +16,10 @@ writes ``perudo_1d6.json``::
      "exploit": {"probabilistic": {"best_response": [..., ...],
                                    "exploitability": ..., ...}, ...}}
 
+``--against-equilibrium`` also plays the equilibrium against each agent exactly
+(:func:`liars_env.solver.head_to_head`): what it takes from the agent, beside what a
+best response takes (``exploit[spec].equilibrium`` in the JSON).
+
 Agents that can only be sampled (``llm:MODEL``, whose ``action_probabilities`` would be
 a model's answers) are asked ``--samples`` times (default: the spec's ``samples``
 setting, 1) at each information set, and their exploitability is that of the empirical
@@ -95,6 +99,7 @@ def run(
     bootstrap: int = 100,
     fallback_threshold: float = DEFAULT_FALLBACK_THRESHOLD,
     agents: dict[str, Any] | None = None,
+    against_equilibrium: bool = False,
 ) -> dict[str, Any]:
     """Solves ``rules``, exploits each spec, and returns the JSON-able results.
 
@@ -115,6 +120,10 @@ def run(
         fallback_threshold: A sampled agent that fell back on more than this share of
             its answers is flagged (``sampled.measures_fallback``).
         agents: Agents already built for some specs (the preflight's), by spec.
+        against_equilibrium: Also the exact result of the equilibrium against each agent
+            that is not sampled (:func:`liars_env.solver.head_to_head`, in
+            ``exploit[spec]["equilibrium"]``): what it takes from the agent, beside what a
+            best response takes. Each agent is read a second time for it.
 
     Raises:
         ValueError: for unsupported rules, a bad agent spec, or a bad ``max_calls`` or
@@ -122,7 +131,14 @@ def run(
     """
     from liars_env.agents import make_agent
     from liars_env.agents.text_agent import BudgetExhaustedError, RequestBudget
-    from liars_env.solver import SolverAgent, exploit, exploit_sampled, information_sets, solve
+    from liars_env.solver import (
+        SolverAgent,
+        exploit,
+        exploit_sampled,
+        head_to_head,
+        information_sets,
+        solve,
+    )
 
     if max_calls is not None and (type(max_calls) is not int or max_calls < 0):
         raise ValueError(f"max_calls must be a non-negative int or None, got {max_calls!r}")
@@ -179,6 +195,10 @@ def run(
                 )
         else:
             out["exploit"][spec] = exploit(agent, rules, trees=trees).to_dict()
+            if against_equilibrium:
+                equilibrium = SolverAgent(rules, solution=solution)
+                result = head_to_head(equilibrium, agent, rules, trees=trees)
+                out["exploit"][spec]["equilibrium"] = result.to_dict()
     out["fallback_threshold"] = fallback_threshold
     return out
 
@@ -283,6 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
         "round state on (where the agent can be exploited); the JSON always has it",
     )
     parser.add_argument(
+        "--against-equilibrium",
+        action="store_true",
+        help="also play the equilibrium against each exploited agent exactly: what it "
+        "takes from the agent, beside what a best response takes (reads each agent again; "
+        "not for sampled llm: agents)",
+    )
+    parser.add_argument(
         "--samples",
         type=int,
         help="answers per information set for agents that can only be sampled (llm:); "
@@ -341,6 +368,16 @@ def rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                     f"exploit {spec}{flag}",
                     f"{number(row['exploitability'], '.4f')}{error} (BR vs seat 0 "
                     f"{number(br0, '+.4f')}, seat 1 {number(br1, '+.4f')})",
+                ]
+            )
+        if "equilibrium" in row:
+            eq = row["equilibrium"]
+            out.append(
+                [
+                    f"  equilibrium vs {spec}",
+                    f"{number(eq['mean'], '+.4f')} (win rate {number(eq['win_rate'], '.4f')}; "
+                    f"seat 0 {number(eq['payoff'][0], '+.4f')}, "
+                    f"seat 1 {number(eq['payoff'][1], '+.4f')})",
                 ]
             )
         if sampled and "fallbacks" in sampled:
@@ -465,6 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap=args.bootstrap,
             fallback_threshold=args.fallback_threshold,
             agents=agents,
+            against_equilibrium=args.against_equilibrium,
         )
     except ValueError as exc:
         err.print(f"liars-solve: {exc}", markup=False, highlight=False)
