@@ -30,7 +30,7 @@ takes too::
         --markdown results/margin.md
 
 (left out, ``--games`` is perudo 1×6 and 2×3 and ``--agents`` every bot: a bot on 2×4,
-asked view by view, had not finished after 13 minutes).
+asked view by view, takes 12–18 minutes).
 
 ``compare``: candidates side by side at 5 dice, with the table's own protocol: LBR
 and the head to head games of each agent against each opponent (seats rotated, the
@@ -646,7 +646,7 @@ liars-train --config configs/solvable/perudo_2x4_league.yaml --set total_steps=4
     --set run_name=league_perudo_2x4_short
 python benchmarks/lbr.py margin --games perudo_1x6 perudo_2x3 \\
     --out results/margin.json --markdown results/margin.md
-python benchmarks/lbr.py margin --games perudo_2x4 --agents random \\
+python benchmarks/lbr.py margin --games perudo_2x4 --agents random belief probabilistic \\
     --extra perudo_2x4=checkpoint:runs/league_perudo_2x4_short/checkpoints/step_0000163840 \\
     --extra perudo_2x4=checkpoint:runs/league_perudo_2x4_short/checkpoints/step_0000393216 \\
     --extra perudo_2x4=checkpoint:runs/league_perudo_2x4/checkpoints/step_0002998272 \\
@@ -656,9 +656,9 @@ python benchmarks/lbr.py margin --games perudo_2x4 --agents random \\
 (the checkpoints: `perudo_2p`'s league recipe, its first stage, trained on perudo 2×4
 for 164k, 393k and 3M decisions: [its config](../configs/solvable/perudo_2x4_league.yaml).
 Each agent is read at every information state twice, once for each measure: a bot, asked
-view by view, takes about 30 s on perudo 2×3 and had not finished after 13 minutes on
-2×4 (`probabilistic`, stopped), a checkpoint, asked a depth at a time, about 3.5 minutes
-on 2×4; so on 2×4 the bots are left out.)
+view by view, takes 20–45 s on perudo 1×6 and 2×3 and 12–18 minutes on 2×4
+(`probabilistic`, `belief`), a checkpoint, asked a depth at a time, about 3.5 minutes on
+2×4; so on 2×4 only two bots are measured.)
 
 {margin}
 
