@@ -32,20 +32,11 @@ def best_response_values(
     """
     br: dict[RoundState, tuple[float, float]] = {}
 
-    def outcome_value(as_role: int) -> Callable[[str, Any], float]:
-        def payoff(kind: str, key: Any) -> float:
-            if kind == "end":
-                return 1.0 if key == as_role else -1.0
-            opens_next = (kind == "same") == (as_role == 0)
-            return br.get(key, (0.0, 0.0))[0 if opens_next else 1]
-
-        return payoff
-
     def evaluate(key: RoundState) -> tuple[float, float]:
         tree = trees[key]
         out = []
         for role in (0, 1):  # role of the best responder
-            m = tree.payoffs(outcome_value(role))
+            m = tree.payoffs(_pair_payoff(br, role))
             best = (role == 0, role == 1)
             v = _traverse(tree, policy(key, 1 - role), (m, m), best=best, roles=(role,))[role]
             out.append(float(tree.probs[role] @ v))
@@ -104,15 +95,6 @@ def match_values(
     """
     values: dict[RoundState, tuple[float, float]] = {}
 
-    def outcome_value(as_role: int) -> Callable[[str, Any], float]:
-        def payoff(kind: str, key: Any) -> float:
-            if kind == "end":
-                return 1.0 if key == as_role else -1.0
-            opens_next = (kind == "same") == (as_role == 0)
-            return values.get(key, (0.0, 0.0))[0 if opens_next else 1]
-
-        return payoff
-
     def evaluate(key: RoundState) -> tuple[float, float]:
         tree = trees[key]
         out = []
@@ -121,13 +103,32 @@ def match_values(
             sigma = [
                 (mine if depth.actor == role else theirs)[d] for d, depth in enumerate(tree.depths)
             ]
-            m = tree.payoffs(outcome_value(role))
+            m = tree.payoffs(_pair_payoff(values, role))
             v = _traverse(tree, sigma, (m, m), roles=(role,))[role]
             out.append(float(tree.probs[role] @ v))
         return out[0], out[1]
 
     _sweep(trees, values, evaluate, max_sweeps)
     return values
+
+
+def _pair_payoff(
+    values: dict[RoundState, tuple[float, float]], as_role: int
+) -> Callable[[str, Any], float]:
+    """A player's payoff of a call's outcome when it holds ``as_role`` in this round.
+
+    The end of the game (+1 won, −1 lost), or its value of the next round state from
+    ``values``: ``(as_opener, as_responder)`` per round state, read as it opens the next
+    round or not (0 for a round not valued yet).
+    """
+
+    def payoff(kind: str, key: Any) -> float:
+        if kind == "end":
+            return 1.0 if key == as_role else -1.0
+        opens_next = (kind == "same") == (as_role == 0)
+        return values.get(key, (0.0, 0.0))[0 if opens_next else 1]
+
+    return payoff
 
 
 def opener_payoff(values: dict[RoundState, float]) -> Callable[[str, Any], float]:
