@@ -58,7 +58,7 @@ from typing import Any
 from liars_env.agents import make_agent
 from liars_env.agents.probabilistic import BOT_PRESETS
 from liars_env.rules import RuleSet
-from liars_env.solver import exploit, head_to_head
+from liars_env.solver import exploit, head_to_head, round_states
 from liars_env.solver.lbr import local_best_response
 
 SMALL_GAMES: dict[str, tuple[str, dict[str, int]]] = {
@@ -220,13 +220,15 @@ def run_margin(ns: argparse.Namespace) -> int:
     extras = _extras(ns.extra)
     for game in ns.games:
         rules = small_rules(game)
+        _, trees = round_states(rules)
         player = make_agent(ns.player, rules, seed=ns.seed)
         for spec in [*ns.agents, *extras.get(game, [])]:
             key = f"{game} {ns.player} {spec} {ns.seed}"
             if key not in data:
                 agent = make_agent(spec, rules, seed=ns.seed)
-                exact = exploit(agent, rules)
-                result = head_to_head(player, agent, rules)
+                reads: dict = {}  # the agent is read once for both measures
+                exact = exploit(agent, rules, trees=trees, reads=reads)
+                result = head_to_head(player, agent, rules, trees=trees, reads=reads)
                 data[key] = {
                     "game": game,
                     "player": ns.player,
@@ -654,9 +656,10 @@ python benchmarks/lbr.py margin --games perudo_2x4 --agents random belief probab
 ```
 
 (the checkpoints: `perudo_2p`'s league recipe, its first stage, trained on perudo 2×4
-for 164k, 393k and 3M decisions: [its config](../configs/solvable/perudo_2x4_league.yaml).
-Each agent is read at every information state twice, once for each measure: a bot, asked
-view by view, takes 20–45 s on perudo 1×6 and 2×3 and 12–18 minutes on 2×4
+for 164k, 393k and 3M decisions: [its
+config](../configs/solvable/perudo_2x4_league.yaml). Each agent is read at every
+information state, once for both measures; read twice, as when these rows were measured,
+a bot, asked view by view, took 20–45 s on perudo 1×6 and 2×3 and 12–18 minutes on 2×4
 (`probabilistic`, `belief`), a checkpoint, asked a depth at a time, about 3.5 minutes on
 2×4; so on 2×4 only two bots are measured.)
 

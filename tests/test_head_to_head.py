@@ -98,3 +98,29 @@ def test_games_the_solver_cannot_hold_are_refused_with_the_limit():
     three = RuleSet.preset("perudo", num_players=3, dice_per_player=1)
     with pytest.raises(ValueError, match="2 players only, got num_players=3"):
         head_to_head(make_agent("random", three), make_agent("bold", three), three)
+
+
+def test_shared_reads_ask_each_agent_once_for_both_measures():
+    rules = GAMES["perudo 2x2"]
+    _, trees = round_states(rules)
+
+    class Counted:  # bold, counting what it is asked
+        name = "counted"
+
+        def __init__(self):
+            self.bot, self.asked = make_agent("bold", rules, seed=0), 0
+
+        def action_probabilities(self, view):
+            self.asked += 1
+            return self.bot.action_probabilities(view)
+
+    solver, agent = make_agent("solver", rules), Counted()
+    reads: dict = {}
+    exact = exploit(agent, rules, trees=trees, reads=reads)
+    asked = agent.asked
+    shared = head_to_head(solver, agent, rules, trees=trees, reads=reads)
+    assert agent.asked == asked > 0  # not asked again
+    fresh = head_to_head(solver, agent, rules, trees=trees)
+    assert agent.asked > asked  # without reads, read afresh
+    assert shared.payoff == fresh.payoff
+    assert exact.exploitability == exploit(agent, rules, trees=trees).exploitability

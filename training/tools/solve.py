@@ -123,7 +123,7 @@ def run(
         against_equilibrium: Also the exact result of the equilibrium against each agent
             that is not sampled (:func:`liars_env.solver.head_to_head`, in
             ``exploit[spec]["equilibrium"]``): what it takes from the agent, beside what a
-            best response takes. Each agent is read a second time for it.
+            best response takes. Each agent's reads are shared by the two.
 
     Raises:
         ValueError: for unsupported rules, a bad agent spec, or a bad ``max_calls`` or
@@ -194,10 +194,11 @@ def run(
                     fallback_summary(usage, fallback_threshold), usage=dict(usage)
                 )
         else:
-            out["exploit"][spec] = exploit(agent, rules, trees=trees).to_dict()
+            reads: dict = {}  # with --against-equilibrium, the agent is read once for both
+            out["exploit"][spec] = exploit(agent, rules, trees=trees, reads=reads).to_dict()
             if against_equilibrium:
                 equilibrium = SolverAgent(rules, solution=solution)
-                result = head_to_head(equilibrium, agent, rules, trees=trees)
+                result = head_to_head(equilibrium, agent, rules, trees=trees, reads=reads)
                 out["exploit"][spec]["equilibrium"] = result.to_dict()
     out["fallback_threshold"] = fallback_threshold
     return out
@@ -306,8 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--against-equilibrium",
         action="store_true",
         help="also play the equilibrium against each exploited agent exactly: what it "
-        "takes from the agent, beside what a best response takes (reads each agent again; "
-        "not for sampled llm: agents)",
+        "takes from the agent, beside what a best response takes (not for sampled llm: "
+        "agents)",
     )
     parser.add_argument(
         "--samples",
