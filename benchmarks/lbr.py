@@ -464,7 +464,7 @@ def strength_markdown(data: dict[str, Any], ns: argparse.Namespace) -> str:
                 cells.append("not measured")
         lines.append("| " + " | ".join(cells) + " |")
     small_ns = argparse.Namespace(response=ns.response)
-    margin = _load(Path(ns.margin)) if getattr(ns, "margin", None) else {}
+    margin = _load(Path(ns.margin)) if ns.margin else {}
     return PAGE.format(
         table="\n".join(lines),
         small=small_markdown(small, small_ns)
@@ -514,6 +514,8 @@ def five_dice_margin(data: dict[str, Any]) -> str:
         return "At 5 dice: not measured (the table has no blueprint head to head or LBR row)."
     payoff = 2 * cell["win_rate"] - 1
     low, high = lbr["ci95"]
+    if low <= 0:
+        return "At 5 dice: LBR's interval against `perudo_2p` reaches 0, so it bounds nothing."
     return textwrap.fill(
         f"At 5 dice, `blueprint:blueprints/perudo_2p` wins {cell['win_rate']:.3f} against "
         f"`perudo_2p`, a payoff of {payoff:+.3f}, where LBR takes {lbr['payoff']:+.3f} "

@@ -279,7 +279,7 @@ def test_a_blueprint_of_other_rules_meets_the_trained_model_of_its_rules(tmp_pat
     ns = argparse.Namespace(
         rounds=1, bot_rounds=1, search_rounds=1, h2h_games=1, reference_games=20000,
         response="policy", bot_response="call", search_response="call", seed=0,
-        out="o", small=None, markdown=None,
+        out="o", small=None, markdown=None, margin=None,
     )  # fmt: skip
     page = bench.strength_markdown(data, ns)
     calza = next(line for line in page.splitlines() if "perudo_calza_2p` (" in line)
