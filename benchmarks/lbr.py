@@ -214,39 +214,44 @@ def _extras(items: list[str]) -> dict[str, list[str]]:
 
 
 def run_margin(ns: argparse.Namespace) -> int:
-    """The ``margin`` subcommand: the equilibrium's exact result beside the exploitability."""
+    """The ``margin`` subcommand: each player's exact result beside the exploitability."""
     out = Path(ns.out)
     data = _load(out)
     extras = _extras(ns.extra)
     for game in ns.games:
         rules = small_rules(game)
         _, trees = round_states(rules)
-        player = make_agent(ns.player, rules, seed=ns.seed)
+        players = {name: make_agent(name, rules, seed=ns.seed) for name in ns.player}
         for spec in [*ns.agents, *extras.get(game, [])]:
-            key = f"{game} {ns.player} {spec} {ns.seed}"
-            if key not in data:
+            keys = {name: f"{game} {name} {spec} {ns.seed}" for name in ns.player}
+            if any(key not in data for key in keys.values()):
                 agent = make_agent(spec, rules, seed=ns.seed)
-                reads: dict = {}  # the agent is read once for both measures
+                reads: dict = {}  # the agent is read once, for every measure and player
                 exact = exploit(agent, rules, trees=trees, reads=reads)
-                result = head_to_head(player, agent, rules, trees=trees, reads=reads)
-                data[key] = {
-                    "game": game,
-                    "player": ns.player,
-                    "agent": spec,
-                    "exact": exact.exploitability,
-                    "payoff": result.mean,
-                    "win_rate": result.win_rate,
-                    "seconds": round(exact.seconds + result.seconds, 2),
-                }
-                _save(data, out)
-            row = data[key]
-            print(
-                f"{game:14s} {spec:40s} exploitability {row['exact']:.3f}  "
-                f"{ns.player} wins {row['payoff']:+.4f} (win rate {row['win_rate']:.4f})",
-                flush=True,
-            )
+                for name, key in keys.items():
+                    if key in data:
+                        continue
+                    result = head_to_head(players[name], agent, rules, trees=trees, reads=reads)
+                    data[key] = {
+                        "game": game,
+                        "player": name,
+                        "agent": spec,
+                        "exact": exact.exploitability,
+                        "payoff": result.mean,
+                        "win_rate": result.win_rate,
+                        "seconds": round(exact.seconds + result.seconds, 2),
+                    }
+                    _save(data, out)
+            for name, key in keys.items():
+                row = data[key]
+                print(
+                    f"{game:14s} {spec:40s} exploitability {row['exact']:.3f}  "
+                    f"{name} wins {row['payoff']:+.4f} (win rate {row['win_rate']:.4f})",
+                    flush=True,
+                )
     if ns.markdown:
-        Path(ns.markdown).write_text(margin_markdown(data, ns.player) + "\n")
+        tables = (margin_markdown(data, name) for name in ns.player)
+        Path(ns.markdown).write_text("\n\n".join(tables) + "\n")
     return 0
 
 
@@ -731,9 +736,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=["perudo_1x6", "perudo_2x3"],
         choices=list(SMALL_GAMES),
     )
-    margin.add_argument("--agents", nargs="+", default=BOTS)
     margin.add_argument(
-        "--player", default="solver", help="whose result is measured (default: the equilibrium)"
+        "--agents", nargs="*", default=BOTS, help="agents on every game (none: only --extra)"
+    )
+    margin.add_argument(
+        "--player",
+        nargs="+",
+        default=["solver"],
+        help="whose results are measured, each agent read once for all of them (default: "
+        "the equilibrium, solver)",
     )
     margin.add_argument("--markdown", help="also write the rows as a markdown table here")
     table = sub.add_parser("table", help="the 5-dice table and docs/strength.md")

@@ -350,3 +350,29 @@ def test_the_strength_page_shows_what_an_equilibrium_wins(tmp_path, monkeypatch)
     page = bench.strength_markdown({}, ns)
     assert "Not measured: no `--margin` file given." in page
     assert "At 5 dice: not measured" in page
+
+
+def test_the_margin_benchmark_reads_each_agent_once_for_every_player(tmp_path, monkeypatch):
+    """``margin --player A B``: both players' exact results against each agent, the
+    agent built and read once; the trembling blueprint takes more from ``bold`` than the
+    plain one (perudo 1x4: +0.169 against +0.147, docs/blueprint.md)."""
+    from helpers import load_script
+
+    monkeypatch.setenv("LIARS_DICE_CACHE", str(tmp_path / "cache"))
+    bench = load_script("benchmarks/lbr.py")
+    built: list[str] = []
+    make = bench.make_agent
+    monkeypatch.setattr(
+        bench, "make_agent", lambda spec, *a, **k: built.append(spec) or make(spec, *a, **k)
+    )
+    out, page = tmp_path / "margin.json", tmp_path / "margin.md"
+    players = ["blueprint", "blueprint?tremble=0.05"]
+    argv = ["margin", "--games", "perudo_1x4", "--agents", "bold", "--player", *players]
+    assert bench.main([*argv, "--out", str(out), "--markdown", str(page)]) == 0
+    assert built.count("bold") == 1
+    rows = {row["player"]: row for row in json.loads(out.read_text()).values()}
+    assert list(rows) == players
+    assert rows["blueprint"]["exact"] == rows["blueprint?tremble=0.05"]["exact"]
+    assert rows["blueprint?tremble=0.05"]["payoff"] > rows["blueprint"]["payoff"] + 0.01
+    text = page.read_text()
+    assert "`blueprint`'s payoff" in text and "`blueprint?tremble=0.05`'s payoff" in text

@@ -242,6 +242,10 @@ def test_a_built_stage_whose_definition_changed_is_refused(tmp_path):
             "'a': blueprint tolerance must be a positive number, got 0",
         ),
         (
+            "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, tremble: 1.5}}}",
+            "'a': blueprint tremble must be a number in \\[0, 1\\), got 1.5",
+        ),
+        (
             "pipeline: p\nresult: a\nstages: {a: {blueprint: {rules: perudo, light_mass: 1}}}",
             "'a': blueprint light_mass must be in \\[0, 1\\), got 1 ",
         ),

@@ -57,6 +57,11 @@ groups, PFSP alone would hand most games to the recent snapshots: in games of th
 more, a copy of oneself wins as often as anyone, so it always looks hard."""
 
 
+def _kind(spec: str) -> str:
+    """The kind a spec names, before its argument or settings (``blueprint?tremble=T``)."""
+    return spec.partition(":")[0].partition("?")[0]
+
+
 def check_member_spec(spec: str) -> None:
     """Raises ``ValueError`` unless ``spec`` is a checkpoint, bot, search or text agent.
 
@@ -72,7 +77,7 @@ def check_member_spec(spec: str) -> None:
         raise ValueError(f"opponent spec must be a string, got {spec!r}")
     if spec.startswith("checkpoint:") and len(spec) > 11:
         return
-    if spec.partition(":")[0] in (*TEXT_AGENT_KINDS, *TABLE_AGENT_KINDS):
+    if _kind(spec) in (*TEXT_AGENT_KINDS, *TABLE_AGENT_KINDS):
         return
     if spec.startswith("search:"):
         parse_search_spec(spec)
@@ -81,7 +86,7 @@ def check_member_spec(spec: str) -> None:
         raise ValueError(
             f"unknown opponent {spec!r}; expected a bot ({', '.join(BATCHED_BOT_NAMES)}, "
             "or NAME:key=value,... to change a preset's settings), checkpoint:PATH, "
-            "blueprint[:PATH] or search:SPEC"
+            "blueprint[:PATH], blueprint?tremble=T or search:SPEC"
         )
     check_batched_bot_spec(spec)  # a bad setting: its own message
 
@@ -147,7 +152,7 @@ def member_from_spec(spec: str, rules: RuleSet, device: torch.device | str) -> M
     check_member_spec(spec)
     if spec.startswith("search:") or spec.partition(":")[0] in TEXT_AGENT_KINDS:
         return Member(spec, "search", spec=spec, search=make_agent(spec, rules))
-    if spec.partition(":")[0] in TABLE_AGENT_KINDS:
+    if _kind(spec) in TABLE_AGENT_KINDS:
         return Member(spec, "search", spec=spec, search=PerView(make_agent(spec, rules)))
     if not spec.startswith("checkpoint:"):
         return Member(spec, "bot", spec=spec)

@@ -19,8 +19,10 @@ A pipeline file names its stages in the order they run; each is one of:
     2-player rule set: ``rules`` (a preset), ``players`` (2), ``iterations`` (CFR+
     iterations per round), ``memory`` and ``faces`` (what a player remembers of the
     round's bids), ``max_memory`` and ``max_bytes`` (more memory where the round is
-    small), ``tolerance`` (the fixed point of rounds that repeat, as with calza) and
-    ``rule`` (a mapping of rule options, optional). Its model
+    small), ``tolerance`` (the fixed point of rounds that repeat, as with calza),
+    ``tremble`` (solve the perturbed game: each node's random action, 0 by default),
+    ``light_mass`` (the file's coarse cells) and ``rule`` (a mapping of rule options,
+    optional). Its model
     is a folder holding ``blueprint.npz`` (the ``blueprint:FOLDER`` agent); an
     interrupted solve goes on from its last finished round.
 ``from``
@@ -86,6 +88,7 @@ BLUEPRINT_KEYS = {
     "max_memory",
     "max_bytes",
     "tolerance",
+    "tremble",
     "light_mass",
     "rule",
 }
@@ -287,7 +290,7 @@ def blueprint_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
     """A ``blueprint`` stage's solve and file settings, its defaults filled in.
 
     The keys of :func:`~liars_env.solver.last_bid.solve_blueprint` (``iterations``,
-    ``memory``, ``faces``, ``max_memory``, ``max_bytes``, ``tolerance``) and
+    ``memory``, ``faces``, ``max_memory``, ``max_bytes``, ``tolerance``, ``tremble``) and
     ``light_mass`` (:meth:`~liars_env.solver.last_bid.Blueprint.save`), with the
     defaults of those two; unchecked (:func:`blueprint_rules` checks them).
 
@@ -298,7 +301,7 @@ def blueprint_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
     from liars_env.solver.last_bid import Blueprint, solve_blueprint
 
     solve = inspect.signature(solve_blueprint).parameters
-    keys = ("iterations", "memory", "faces", "max_memory", "max_bytes", "tolerance")
+    keys = ("iterations", "memory", "faces", "max_memory", "max_bytes", "tolerance", "tremble")
     defaults = {key: solve[key].default for key in keys}
     defaults["light_mass"] = inspect.signature(Blueprint.save).parameters["light_mass"].default
     return {key: spec.get(key, default) for key, default in defaults.items()}
@@ -314,14 +317,14 @@ def blueprint_rules(where: str, spec: Any):
     from liars_env.rules import RuleSet
     from liars_env.solver.blueprint_file import check_light_mass
     from liars_env.solver.graph import check_supported
-    from liars_env.solver.last_bid import check_tolerance
+    from liars_env.solver.last_bid import check_tolerance, check_tremble
     from liars_env.solver.recall_graph import check_max_memory, check_memory
 
     if not isinstance(spec, dict) or set(spec) - BLUEPRINT_KEYS or "rules" not in spec:
         raise ValueError(
             f"{where}: 'blueprint' needs 'rules' and may have 'players', 'iterations', "
-            f"'memory', 'faces', 'max_memory', 'max_bytes', 'tolerance', 'light_mass' and "
-            f"'rule'; got "
+            f"'memory', 'faces', 'max_memory', 'max_bytes', 'tolerance', 'tremble', "
+            f"'light_mass' and 'rule'; got "
             f"{sorted(spec) if isinstance(spec, dict) else spec!r}"
         )
     settings = blueprint_settings(spec)
@@ -334,6 +337,7 @@ def blueprint_rules(where: str, spec: Any):
     try:
         check_max_memory(settings["memory"], settings["max_memory"], settings["max_bytes"])
         check_tolerance(settings["tolerance"])
+        check_tremble(settings["tremble"])
         check_light_mass(settings["light_mass"])
     except ValueError as err:
         raise ValueError(f"{where}: blueprint {err}") from None

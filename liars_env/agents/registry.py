@@ -13,7 +13,10 @@ Specs:
 * ``blueprint``, ``blueprint:PATH``: the last-bid blueprint of a 2-player game at any dice
   count (:mod:`liars_env.solver.last_bid`): solved for the rules on first use and cached,
   or read from a file or a folder holding ``blueprint.npz``, e.g.
-  ``blueprint:blueprints/perudo_2p`` (shipped, or rebuilt by its pipeline).
+  ``blueprint:blueprints/perudo_2p`` (shipped, or rebuilt by its pipeline);
+  ``blueprint?tremble=T``: the same recipe solved in the perturbed game, where each
+  player plays a random action with probability ``T`` at each decision (it then answers
+  mistakes; :func:`~liars_env.solver.last_bid.solve_blueprint`).
 * ``search:SPEC``: the agent ``SPEC`` (any spec with ``action_probabilities``) with search
   at every decision, settings after a ``?``: ``search:checkpoint:checkpoints/perudo_3p``,
   ``search:belief?samples=128,temperature=0.05`` (see :mod:`liars_env.agents.search`).
@@ -88,6 +91,7 @@ AGENT_NAMES = (
     "solver",
     "blueprint",
     "blueprint:PATH",
+    "blueprint?tremble=T",
     "search:SPEC",
     "llm:MODEL",
     "textarena:CLASS",
@@ -141,6 +145,12 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         from liars_env.solver import SolverAgent  # solves or loads a cached solution
 
         return SolverAgent(rules, seed=seed)
+    if name.startswith("blueprint?") and not arg:
+        from liars_env.solver.agent import BlueprintAgent  # the solver layer, when asked
+        from liars_env.solver.cache import cached_blueprint
+
+        blueprint = cached_blueprint(rules, tremble=_blueprint_tremble(spec))
+        return BlueprintAgent(blueprint, rules, seed=seed, name=spec)
     if name == "blueprint":
         from liars_env.solver.agent import BlueprintAgent  # the solver layer, when asked
         from liars_env.solver.last_bid import Blueprint
@@ -151,10 +161,11 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         if not os.path.isfile(path):
             raise ValueError(
                 f"blueprint file {path!r} does not exist ('blueprint:PATH': a blueprint's "
-                ".npz file or a folder holding blueprint.npz). The project's blueprints are "
-                "built, not shipped: liars-train --pipeline configs/blueprints/NAME.yaml "
-                "--out blueprints/NAME (about 20 minutes); or play 'blueprint', solved "
-                "for the rules on first use and cached"
+                ".npz file or a folder holding blueprint.npz). The project's blueprints "
+                "ship in blueprints/NAME, and their pipelines rebuild them: liars-train "
+                "--pipeline configs/blueprints/NAME.yaml --out blueprints/NAME (9 to 26 "
+                "minutes on two cores); or play 'blueprint', solved for the rules on first "
+                "use and cached"
             )
         return BlueprintAgent(Blueprint.load(path, rules), rules, seed=seed, name=spec)
     if name in BOT_PRESETS:
@@ -168,6 +179,35 @@ def make_agent(spec: str, rules: RuleSet, seed: int | None = None) -> Agent:
         f"unknown agent spec {spec!r}; expected one of {', '.join(AGENT_NAMES)}, or "
         f"{_entry_point_hint()}"
     )
+
+
+def _blueprint_tremble(spec: str) -> float:
+    """The ``T`` of a ``blueprint?tremble=T`` spec, checked.
+
+    Example:
+        >>> _blueprint_tremble("blueprint?tremble=0.02")
+        0.02
+        >>> _blueprint_tremble("blueprint?iterations=5")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: agent spec 'blueprint?iterations=5': expected 'blueprint?tremble=T' ...
+    """
+    from liars_env.solver.last_bid import check_tremble
+
+    key, eq, value = (part.strip() for part in spec.partition("?")[2].partition("="))
+    if key != "tremble" or not eq:
+        raise ValueError(
+            f"agent spec {spec!r}: expected 'blueprint?tremble=T' with T a number in [0, 1)"
+        )
+    try:
+        tremble = float(value)
+    except ValueError:
+        raise ValueError(f"agent spec {spec!r}: tremble must be a number, got {value!r}") from None
+    try:
+        check_tremble(tremble)
+    except ValueError as err:
+        raise ValueError(f"agent spec {spec!r}: {err}") from None
+    return tremble
 
 
 def _make_search(spec: str, rules: RuleSet, seed: int | None) -> Agent:

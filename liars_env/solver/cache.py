@@ -63,11 +63,14 @@ def blueprint_path(
     faces: int,
     max_memory: int | None = None,
     max_bytes: int = MAX_BYTES,
+    tremble: float = 0.0,
 ) -> Path:
     """Where a blueprint of ``rules`` is cached (named by a hash of rules and settings)."""
     settings: list = [rules.to_dict(), iterations, memory, faces]
     if max_memory is not None and max_memory != memory:
         settings += [max_memory, max_bytes]
+    if tremble:
+        settings.append({"tremble": tremble})
     text = json.dumps(settings, sort_keys=True)
     digest = hashlib.sha256(f"{BLUEPRINT_VERSION}:{text}".encode()).hexdigest()[:16]
     return cache_dir() / f"blueprint-{digest}.npz"
@@ -94,21 +97,24 @@ def cached_blueprint(
     log=None,
     max_memory: int | None = RECIPE["max_memory"],
     max_bytes: int = RECIPE["max_bytes"],
+    tremble: float = 0.0,
 ) -> Blueprint:
     """The cached blueprint of ``rules``, else a new one (then cached, atomically).
 
-    The defaults are the shipped blueprint's recipe (:data:`RECIPE`). A new one keeps
-    each solved round under the cache folder as it goes, so an interrupted solve resumes
-    (:func:`~liars_env.solver.last_bid.solve_blueprint`).
+    The defaults are the shipped blueprint's recipe (:data:`RECIPE`); ``tremble`` solves
+    the perturbed game (:func:`~liars_env.solver.last_bid.solve_blueprint`). A new one
+    keeps each solved round under the cache folder as it goes, so an interrupted solve
+    resumes.
     """
-    path = blueprint_path(rules, iterations, memory, faces, max_memory, max_bytes)
+    path = blueprint_path(rules, iterations, memory, faces, max_memory, max_bytes, tremble)
     if path.exists():
         with contextlib.suppress(ValueError):  # a stale or damaged file: solve again
             return Blueprint.load(path, rules)
     rounds = path.with_suffix(".rounds")
     blueprint = solve_blueprint(
-        rules, iterations, log, rounds, memory, faces, max_memory=max_memory, max_bytes=max_bytes
-    )
+        rules, iterations, log, rounds, memory, faces, max_memory=max_memory,
+        max_bytes=max_bytes, tremble=tremble,
+    )  # fmt: skip
     with contextlib.suppress(OSError):  # a read-only cache only costs time
         blueprint.save(path)
     return blueprint

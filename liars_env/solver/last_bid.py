@@ -145,15 +145,38 @@ def check_tolerance(tolerance: float) -> None:
         raise ValueError(f"tolerance must be a positive number, got {tolerance!r}")
 
 
+def check_tremble(tremble: float) -> None:
+    """Raises ``ValueError`` unless ``tremble`` is a number in [0, 1)."""
+    if isinstance(tremble, bool) or not isinstance(tremble, (int, float)) or not (0 <= tremble < 1):
+        raise ValueError(f"tremble must be a number in [0, 1), got {tremble!r}")
+
+
 class AbstractSolver:
     """CFR+ (alternating updates, linear averaging) on one round's graph.
+
+    With ``tremble`` above 0 it solves the *perturbed* game (Selten's trembles; Farina,
+    Kroer and Sandholm, "Regret Minimization in Behaviorally-Constrained Zero-Sum
+    Games", ICML 2017): at every node each player plays its strategy with probability
+    ``1 - tremble`` and a uniformly random action otherwise. Both passes use those
+    trembling strategies, so every node is reached and the regrets of a player's
+    replies to the other's mistakes have weight; the regrets, the average and so the
+    strategy it returns are of the intended play, without the trembles. As ``tremble``
+    goes to 0 this approaches an equilibrium refinement that punishes mistakes
+    (extensive-form perfect), where plain CFR+ plays anything at a node the other's
+    equilibrium play does not reach.
 
     Args:
         graph: The round's graph.
         m0: The opener's payoff per call type and hand pair (``tree.payoffs``).
+        tremble: The probability of a uniformly random action at each node, in [0, 1).
+
+    Raises:
+        ValueError: for a ``tremble`` outside [0, 1).
     """
 
-    def __init__(self, graph: AbstractRound, m0: np.ndarray) -> None:
+    def __init__(self, graph: AbstractRound, m0: np.ndarray, tremble: float = 0.0) -> None:
+        check_tremble(tremble)
+        self.tremble = float(tremble)
         self.graph = graph
         tree = graph.tree
         self.p = (tree.probs[0].astype(np.float64), tree.probs[1].astype(np.float64))
@@ -170,6 +193,7 @@ class AbstractSolver:
         self.regret = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.avg = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.sigma = [self._matching(a, self.regret[a]) for a in (0, 1)]
+        self._uniform = [self._matching(a, np.zeros((sizes[a], 1))) for a in (0, 1)]
         self.reach = [np.zeros((nodes, hands[0])), np.zeros((nodes, hands[1]))]
         self.W = np.zeros((nodes, hands[0], hands[1]))
         self.q = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
@@ -193,12 +217,20 @@ class AbstractSolver:
         _forward(g.order, g.actor, g.start, g.child, g.local, sigma[0], sigma[1], *self.reach)
         self._backward(self.m0, sigma, self.reach, self.p, self.W, self.q, who)
 
+    def _played(self) -> list[np.ndarray]:
+        """The strategies the passes use: ``sigma``, or its trembling version."""
+        if not self.tremble:
+            return self.sigma
+        return [
+            (1.0 - self.tremble) * self.sigma[a] + self.tremble * self._uniform[a] for a in (0, 1)
+        ]
+
     def iterate(self, n: int = 1) -> None:
         """Runs ``n`` CFR+ iterations."""
         for _ in range(n):
             self.t += 1
             for a in (0, 1):
-                self._passes(a, self.sigma)
+                self._passes(a, self._played())
                 _update(
                     self._bounds[a], self._edges[a][1], self.q[a], self.sigma[a],
                     self.regret[a], self.avg[a], self.reach[a], float(self.t),
@@ -290,6 +322,8 @@ class Blueprint:
             ``memory`` in every round);
             :meth:`memory_of` says which each round does.
         max_bytes: The budget of such a round (what its solver holds).
+        tremble: The trembles of the perturbed game it was solved in (0: none;
+            :func:`solve_blueprint`).
     """
 
     rules: RuleSet
@@ -302,6 +336,7 @@ class Blueprint:
     seconds: float = 0.0
     max_memory: int | None = None
     max_bytes: int = MAX_BYTES
+    tremble: float = 0.0
     _hands: dict = field(default_factory=dict, repr=False, compare=False)
     _face_of: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -385,6 +420,7 @@ class Blueprint:
             "faces": self.faces,
             "max_memory": self.max_memory,
             "max_bytes": self.max_bytes,
+            "tremble": self.tremble,
             "keys": [list(k) for k in keys],
             "values": [self.values[k] for k in keys],
             "iterations": self.iterations,
@@ -438,6 +474,7 @@ class Blueprint:
             seconds=meta["seconds"],
             max_memory=meta.get("max_memory"),
             max_bytes=meta.get("max_bytes", MAX_BYTES),
+            tremble=meta.get("tremble", 0.0),
         )
 
 
@@ -493,6 +530,7 @@ def solve_blueprint(
     max_memory: int | None = None,
     max_bytes: int = MAX_BYTES,
     tolerance: float = TOLERANCE,
+    tremble: float = 0.0,
 ) -> Blueprint:
     """CFR+ on every round's graph of remembered bids, from the last rounds back.
 
@@ -520,12 +558,16 @@ def solve_blueprint(
             after sweep, until no round's value moves by more than this. Each sweep
             costs a whole solve; CFR+'s own error after ``iterations`` is far above
             the default, so a recipe at 5 dice may stop sooner (calza's: ``0.02``).
+        tremble: Solve the perturbed game where each player, at each node, plays a
+            uniformly random action with this probability (:class:`AbstractSolver`):
+            the blueprint then answers the other's mistakes, at some exploitability.
+            0 (the default): plain CFR+.
 
     Raises:
         ValueError: for rules it cannot solve (not 2 players, individual hands), a
             non-positive ``iterations`` or ``memory``, a negative ``faces``, a
-            ``max_memory`` below ``memory``, a non-positive ``max_bytes`` or a
-            ``tolerance`` that is not a positive number.
+            ``max_memory`` below ``memory``, a non-positive ``max_bytes``, a
+            ``tolerance`` that is not a positive number or a ``tremble`` outside [0, 1).
     """
     check_supported(rules)
     if rules.hand != "common":
@@ -536,6 +578,7 @@ def solve_blueprint(
     check_memory(memory, faces)
     check_max_memory(memory, max_memory, max_bytes)
     check_tolerance(tolerance)
+    check_tremble(tremble)
     start, graphs = round_graphs(rules, memory, faces, max_memory, max_bytes)
     values: dict[RoundState, float] = {}
     rounds: dict[RoundState, list[RolePlay]] = {}
@@ -548,7 +591,7 @@ def solve_blueprint(
         t0 = time.perf_counter()
         graph = graphs[key]
         m0 = graph.tree.payoffs(opener_payoff(values))
-        settings = (iterations, graph.memory, faces)
+        settings = (iterations, graph.memory, faces) + ((tremble,) if tremble else ())
         path = _round_file(folder, rules, key, m0, settings) if folder else None
         kept = _kept_round(path) if path else None
         if kept is not None:
@@ -556,7 +599,7 @@ def solve_blueprint(
             if path not in solved_here:
                 kept_seconds += took
         else:
-            solver = AbstractSolver(graph, m0)
+            solver = AbstractSolver(graph, m0, tremble)
             _iterate(solver, iterations, key.label(), log)
             rounds[key] = [RolePlay.of(graph, a, s) for a, s in enumerate(solver.average())]
             value = solver.value()
@@ -584,8 +627,9 @@ def solve_blueprint(
     _sweep(trees, values, evaluate, 200, tolerance=tolerance, progress=progress)
     seconds = time.perf_counter() - began + kept_seconds
     return Blueprint(
-        rules, start, memory, faces, rounds, values, iterations, seconds, max_memory, max_bytes
-    )
+        rules, start, memory, faces, rounds, values, iterations, seconds, max_memory, max_bytes,
+        tremble,
+    )  # fmt: skip
 
 
 def _round_file(folder, rules, key, m0, settings) -> Path:

@@ -81,7 +81,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 BUILTIN_SPECS = ("random", *BOT_PRESETS)
 """Agent specs any page may ask for, even when the server is exposed with ``--host``."""
 
-BUILTIN_NAMES = frozenset(name for name in AGENT_NAMES if ":" not in name)
+BUILTIN_NAMES = frozenset(name for name in AGENT_NAMES if ":" not in name and "?" not in name)
 """The built-in specs without settings: ``random``, the bot presets, ``solver``."""
 
 PAGE_SPEC_FORMS = (*BUILTIN_SPECS, "solver", "NAME:key=value", "checkpoint:PATH")
