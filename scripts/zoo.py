@@ -417,6 +417,12 @@ def render_blueprint_card(bp: dict) -> str:
             if bp.get("tolerance")
             else ""
         )
+        + (
+            f"Solved in the perturbed game: each player plays a random action with "
+            f"probability {bp['tremble']:g} at each node ([trembles](../../docs/blueprint.md)). "
+            if bp.get("tremble")
+            else ""
+        )
         + "No randomness: the same file on any machine, up to floating point. Run the "
         "command again to resume from its last finished round.",
         "",

@@ -412,6 +412,7 @@ def test_a_shipped_blueprints_pipeline_is_its_recipe(path):
     assert card.get("max_memory") == spec.get("max_memory")
     assert card.get("max_bytes") == spec.get("max_bytes")
     assert card.get("tolerance") == spec.get("tolerance")  # calza's fixed point
+    assert card.get("tremble", 0) == pipeline.blueprint_settings(spec)["tremble"]
     assert card.get("light_mass", LIGHT_MASS) == pipeline.blueprint_settings(spec)["light_mass"]
     command = f"liars-train --pipeline configs/blueprints/{path.name} --out blueprints/{path.stem}"
     assert command in (ROOT / "blueprints" / path.stem / "card.md").read_text()

@@ -99,6 +99,13 @@ def test_a_blueprint_card_says_how_its_light_cells_are_kept(tmp_path):
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     assert zoo.main(["--root", str(root)]) == 0
     assert "the lightest 10% of each round" in (path.parent / "card.md").read_text()
+    assert "perturbed game" not in (path.parent / "card.md").read_text()
+    data["tremble"] = 0.02  # a blueprint solved with trembles says so
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    assert zoo.main(["--root", str(root)]) == 0
+    assert (
+        "random action with probability 0.02 at each node" in (path.parent / "card.md").read_text()
+    )
 
 
 def test_a_hand_edited_card_is_reported(tmp_path):
