@@ -63,6 +63,29 @@ def test_a_kept_view_keeps_its_observation_after_the_game_moves_on():
     np.testing.assert_array_equal(kept.observation, expected)
 
 
+def test_a_bot_s_kept_tables_and_plan_follow_its_hand_and_its_settings():
+    """The tail table is shared by views with the same hand and dice (read-only), and
+    the plan behind ``action_probabilities`` follows a change of ``params``."""
+    from dataclasses import replace
+
+    rules = RuleSet.preset("perudo")
+    game, state, rng = scripted(rules, [[1, 4, 4, 2, 6], [3, 3, 3, 5, 6], [2, 2, 4, 4, 1]])
+    game.apply(state, game.codec.encode_bid(2, 4), rng)
+    view = view_of(game, ObservationLayout(rules), state)
+    agent = ProbabilisticAgent(seed=0)
+    table = agent.tail_table(view, view.seat)
+    assert agent.tail_table(view, view.seat) is table
+    with pytest.raises(ValueError, match="read-only"):
+        table[1, 1] = 0.0
+    challenge = game.codec.challenge
+    assert agent.action_probabilities(view)[challenge] < 0.5  # it raises 2 fours
+    agent.params = replace(agent.params, challenge_threshold=1.0)  # now it calls
+    again = agent.action_probabilities(view)
+    fresh = ProbabilisticAgent(agent.params, seed=0).action_probabilities(view)
+    np.testing.assert_array_equal(again, fresh)
+    assert again[challenge] > 0.5
+
+
 @pytest.mark.parametrize("agent_cls", [ProbabilisticAgent, BayesianAgent])
 def test_tail_table_is_the_tail_of_the_count_distribution(agent_cls):
     rules = RuleSet.preset("perudo_palifico")

@@ -20,6 +20,7 @@ counts of every other face rise with them (docs/training.md, "Bids on ones under
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -32,7 +33,7 @@ from liars_env.probability import (
     hand_table,
     match_probability,
 )
-from liars_env.rules import count_matches, counts_as_match
+from liars_env.rules import RuleSet, count_matches, counts_as_match
 
 TIE = 1e-9
 """Probabilities closer than this count as equal in every comparison the bots make, so
@@ -145,6 +146,20 @@ def bluff_bids(bid_ids: np.ndarray, faces: int) -> np.ndarray:
     return bid_ids[: 2 * faces]
 
 
+@functools.lru_cache(maxsize=4096)
+def _tails(rules: RuleSet, hands: tuple, unseen: int, palifico: bool) -> np.ndarray:
+    """:meth:`ProbabilisticAgent.tail_table` of the hands counted and ``unseen`` dice."""
+    width = rules.max_quantity + 2
+    table = np.zeros((rules.faces + 1, width))
+    q = np.arange(width)
+    for face in range(1, rules.faces + 1):
+        known = count_matches(rules, hands, face, palifico=palifico)
+        btail = binomial_tail(unseen, match_probability(rules, face, palifico=palifico))
+        table[face] = btail[np.clip(q - known, 0, unseen + 1)]
+    table.setflags(write=False)
+    return table
+
+
 class ProbabilisticAgent:
     """A bot that acts on the exact probability of bids from its own dice.
 
@@ -192,22 +207,14 @@ class ProbabilisticAgent:
         """``T[f, q] = P(count >= q)`` for a bid on face ``f`` by ``bidder``.
 
         Shape ``(F + 1, Q + 2)``; row 0 is unused. Equal to the tails of
-        :meth:`count_distribution`, computed without building every pmf.
+        :meth:`count_distribution`, computed without building every pmf. Read-only:
+        the same table serves every view with the same hand, unseen dice and rules.
         """
-        rules = view.rules
-        width = rules.max_quantity + 2
-        table = np.zeros((rules.faces + 1, width))
         counted = self.counted_seats(view, bidder)
         own = view.seat in counted
         unseen = sum(view.dice_left[s] for s in counted if s != view.seat)
-        hands = (tuple(int(d) for d in view.dice),) if own else ()
-        q = np.arange(width)
-        for face in range(1, rules.faces + 1):
-            known = count_matches(rules, hands, face, palifico=view.palifico)
-            p = match_probability(rules, face, palifico=view.palifico)
-            btail = binomial_tail(unseen, p)
-            table[face] = btail[np.clip(q - known, 0, unseen + 1)]
-        return table
+        hands = (tuple(sorted(int(d) for d in view.dice)),) if own else ()
+        return _tails(view.rules, hands, unseen, bool(view.palifico))
 
     # ---------------------------------------------------------------- decisions
     def act(self, view: PlayerView) -> int:
@@ -251,9 +258,7 @@ class ProbabilisticAgent:
         on the view alone. Leaves the bot's random state untouched.
         """
         codec = view.codec
-        planner = copy.copy(self)
-        planner.params = replace(self.params, bluff_rate=0.0)
-        planner.rng = np.random.default_rng(0)
+        planner = self._planner()
         probs = np.zeros(codec.num_actions)
         probs[planner.act(view)] = 1.0
         bid_ids = np.flatnonzero(view.mask[: codec.num_bids])
@@ -262,6 +267,17 @@ class ProbabilisticAgent:
             probs *= 1.0 - self.params.bluff_rate
             probs[bluffs] += self.params.bluff_rate / len(bluffs)
         return probs
+
+    def _planner(self) -> ProbabilisticAgent:
+        """A copy that never bluffs (its planned actions), kept while ``params`` is."""
+        kept = self.__dict__.get("_plan")
+        if kept is None or kept[0] is not self.params:
+            planner = copy.copy(self)
+            planner.__dict__.pop("_plan", None)
+            planner.params = replace(self.params, bluff_rate=0.0)
+            planner.rng = np.random.default_rng(0)
+            self._plan = kept = (self.params, planner)
+        return kept[1]
 
     def _exact_worthwhile(self, view: PlayerView) -> bool:
         # calza at full dice cannot gain anything and risks a die
