@@ -655,7 +655,8 @@ liars-train --config configs/solvable/perudo_2x4_league.yaml --set total_steps=4
     --set run_name=league_perudo_2x4_short
 python benchmarks/lbr.py margin --games perudo_1x6 perudo_2x3 \\
     --out results/margin.json --markdown results/margin.md
-python benchmarks/lbr.py margin --games perudo_2x4 --agents random belief probabilistic \\
+python benchmarks/lbr.py margin --games perudo_2x4 \\
+    --agents random belief probabilistic cautious bold \\
     --extra perudo_2x4=checkpoint:runs/league_perudo_2x4_short/checkpoints/step_0000163840 \\
     --extra perudo_2x4=checkpoint:runs/league_perudo_2x4_short/checkpoints/step_0000393216 \\
     --extra perudo_2x4=checkpoint:runs/league_perudo_2x4/checkpoints/step_0002998272 \\
@@ -665,10 +666,12 @@ python benchmarks/lbr.py margin --games perudo_2x4 --agents random belief probab
 (the checkpoints: `perudo_2p`'s league recipe, its first stage, trained on perudo 2×4
 for 164k, 393k and 3M decisions: [its
 config](../configs/solvable/perudo_2x4_league.yaml). Each agent is read at every
-information state, once for both measures; read twice, as when these rows were measured,
-a bot, asked view by view, took 20–45 s on perudo 1×6 and 2×3 and 12–18 minutes on 2×4
-(`probabilistic`, `belief`), a checkpoint, asked a depth at a time, about 3.5 minutes on
-2×4; so on 2×4 only two bots are measured.)
+information state, once for both measures. Read twice, as when the rows of 2026-12-07
+were measured, a bot, asked view by view, took 20–45 s on perudo 1×6 and 2×3 and 12–18
+minutes on 2×4 (`probabilistic`, `belief`), a checkpoint, asked a depth at a time, about
+3.5 minutes on 2×4. `cautious` and `bold` on 2×4 (2026-12-08), read once by the faster
+probability bots, took about 100 s each. `bayes`, whose reads follow the bids, is not
+measured on 2×4.)
 
 {margin}
 
