@@ -193,11 +193,14 @@ class AbstractSolver:
         self.regret = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.avg = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.sigma = [self._matching(a, self.regret[a]) for a in (0, 1)]
-        self._uniform = [self._matching(a, np.zeros((sizes[a], 1))) for a in (0, 1)]
         self.reach = [np.zeros((nodes, hands[0])), np.zeros((nodes, hands[1]))]
         self.W = np.zeros((nodes, hands[0], hands[1]))
         self.q = [np.zeros((sizes[a], hands[a])) for a in (0, 1)]
         self.t = 0
+        # the strategies the passes use: sigma itself, or its trembling copy, each made
+        # again only after its role's update
+        self._uniform = [self._matching(a, np.zeros((sizes[a], 1))) for a in (0, 1) if tremble]
+        self._play = [self._played(a) for a in (0, 1)] if self.tremble else self.sigma
 
     def _node_sums(self, a: int, x: np.ndarray) -> np.ndarray:
         """Per node of role ``a``, the sum of ``x[edge]`` over its edges, per edge."""
@@ -217,24 +220,22 @@ class AbstractSolver:
         _forward(g.order, g.actor, g.start, g.child, g.local, sigma[0], sigma[1], *self.reach)
         self._backward(self.m0, sigma, self.reach, self.p, self.W, self.q, who)
 
-    def _played(self) -> list[np.ndarray]:
-        """The strategies the passes use: ``sigma``, or its trembling version."""
-        if not self.tremble:
-            return self.sigma
-        return [
-            (1.0 - self.tremble) * self.sigma[a] + self.tremble * self._uniform[a] for a in (0, 1)
-        ]
+    def _played(self, a: int) -> np.ndarray:
+        """Role ``a``'s trembling strategy: ``sigma``, or a uniform action with ``tremble``."""
+        return (1.0 - self.tremble) * self.sigma[a] + self.tremble * self._uniform[a]
 
     def iterate(self, n: int = 1) -> None:
         """Runs ``n`` CFR+ iterations."""
         for _ in range(n):
             self.t += 1
             for a in (0, 1):
-                self._passes(a, self._played())
+                self._passes(a, self._play)
                 _update(
                     self._bounds[a], self._edges[a][1], self.q[a], self.sigma[a],
                     self.regret[a], self.avg[a], self.reach[a], float(self.t),
                 )  # fmt: skip
+                if self.tremble:  # (sigma is updated in place: _play is sigma otherwise)
+                    self._play[a] = self._played(a)
 
     def average(self) -> list[np.ndarray]:
         """Each role's average strategy ``[edge, hand]`` (uniform where unreached)."""
