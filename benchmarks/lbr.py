@@ -52,6 +52,7 @@ import os
 import sys
 import textwrap
 import time
+from collections import ChainMap
 from pathlib import Path
 from typing import Any
 
@@ -222,12 +223,16 @@ def run_margin(ns: argparse.Namespace) -> int:
         rules = small_rules(game)
         _, trees = round_states(rules)
         players = {name: make_agent(name, rules, seed=ns.seed) for name in ns.player}
+        player_reads: dict = {}  # each player is read once for the whole game
         for spec in [*ns.agents, *extras.get(game, [])]:
             keys = {name: f"{game} {name} {spec} {ns.seed}" for name in ns.player}
             if any(key not in data for key in keys.values()):
                 agent = make_agent(spec, rules, seed=ns.seed)
-                reads: dict = {}  # the agent is read once, for every measure and player
-                exact = exploit(agent, rules, trees=trees, reads=reads)
+                agent_reads: dict = {}  # the agent, once for every measure; freed after
+                exact = exploit(agent, rules, trees=trees, reads=agent_reads)
+                # tables read here are the players' (the agent's are in agent_reads):
+                # ChainMap writes them to its first map, kept for the next agents
+                reads = ChainMap(player_reads, agent_reads)
                 for name, key in keys.items():
                     if key in data:
                         continue

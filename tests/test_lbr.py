@@ -353,9 +353,10 @@ def test_the_strength_page_shows_what_an_equilibrium_wins(tmp_path, monkeypatch)
 
 
 def test_the_margin_benchmark_reads_each_agent_once_for_every_player(tmp_path, monkeypatch):
-    """``margin --player A B``: both players' exact results against each agent, the
-    agent built and read once; the trembling blueprint takes more from ``bold`` than the
-    plain one (perudo 1x4: +0.169 against +0.147, docs/blueprint.md)."""
+    """``margin --player A B``: both players' exact results against each agent, each
+    agent built and read once, each player read once for all the agents; the trembling
+    blueprint takes more from ``bold`` than the plain one (perudo 1x4: +0.169 against
+    +0.147, docs/blueprint.md)."""
     from helpers import load_script
 
     monkeypatch.setenv("LIARS_DICE_CACHE", str(tmp_path / "cache"))
@@ -365,12 +366,27 @@ def test_the_margin_benchmark_reads_each_agent_once_for_every_player(tmp_path, m
     monkeypatch.setattr(
         bench, "make_agent", lambda spec, *a, **k: built.append(spec) or make(spec, *a, **k)
     )
+    from liars_env.solver import exploitability
+
+    tables = exploitability.AgentTables
+    read: list[str] = []
+
+    def counted(trees, agent, *args, **kwargs):
+        read.append(agent.name)
+        return tables(trees, agent, *args, **kwargs)
+
+    monkeypatch.setattr(exploitability, "AgentTables", counted)
     out, page = tmp_path / "margin.json", tmp_path / "margin.md"
     players = ["blueprint", "blueprint?tremble=0.05"]
-    argv = ["margin", "--games", "perudo_1x4", "--agents", "bold", "--player", *players]
+    argv = ["margin", "--games", "perudo_1x4", "--agents", "bold", "cautious"]
+    argv += ["--player", *players]
     assert bench.main([*argv, "--out", str(out), "--markdown", str(page)]) == 0
-    assert built.count("bold") == 1
-    rows = {row["player"]: row for row in json.loads(out.read_text()).values()}
+    assert built.count("bold") == built.count("cautious") == 1
+    # each agent and each player read once per seat, for both agents' rows
+    assert sorted(read) == sorted(2 * ["bold", "cautious", *players])
+    rows = {
+        row["player"]: row for row in json.loads(out.read_text()).values() if row["agent"] == "bold"
+    }
     assert list(rows) == players
     assert rows["blueprint"]["exact"] == rows["blueprint?tremble=0.05"]["exact"]
     assert rows["blueprint?tremble=0.05"]["payoff"] > rows["blueprint"]["payoff"] + 0.01
